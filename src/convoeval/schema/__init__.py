@@ -1,0 +1,29 @@
+"""Conversations: typed messages, MultiTurnSample, DeepEval-style cases, conversion, rendering."""
+
+from convoeval.schema.cases import ConversationalTestCase, LLMTestCase, ModelTestCase, Turn
+from convoeval.schema.exchanges import Exchange, split_exchanges
+from convoeval.schema.messages import (
+    AIMessage,
+    HumanMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+)
+from convoeval.schema.sample import MultiTurnSample
+
+__all__ = [
+    "AIMessage",
+    "ConversationalTestCase",
+    "Exchange",
+    "HumanMessage",
+    "LLMTestCase",
+    "Message",
+    "ModelTestCase",
+    "MultiTurnSample",
+    "SystemMessage",
+    "ToolCall",
+    "ToolMessage",
+    "Turn",
+    "split_exchanges",
+]

@@ -1,0 +1,220 @@
+"""DeepEval-style cases (`ConversationalTestCase` of `ModelTestCase` exchanges or `Turn`s) and their
+lossless conversion to and from `MultiTurnSample`.
+
+`Turn`s map one-to-one onto messages. `ModelTestCase` exchanges keep their tool calls and tool
+results in `steps`; their other per-exchange fields ride in the user message's metadata, so a round
+trip through `MultiTurnSample` gives the same case back.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+
+from convoeval.schema.exchanges import split_exchanges
+from convoeval.schema.messages import (
+    AIMessage,
+    HumanMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+)
+from convoeval.schema.sample import MultiTurnSample
+
+_METADATA = AliasChoices("metadata", "additional_metadata")
+#: Key under which case- and exchange-level fields without a MultiTurnSample home are kept.
+CASE_KEY = "conversational_test_case"
+EXCHANGE_KEY = "model_test_case"
+
+
+class _Case(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_assignment=True)
+
+
+class ModelTestCase(_Case):
+    """One exchange: the user's `input`, the assistant's `actual_output`, optional references.
+
+    `steps` holds the assistant's intermediate messages (tool calls, tool results) so that a
+    conversion keeps them; when only `tools_called` is given, the calls become one tool-calling
+    assistant message.
+    """
+
+    input: str
+    actual_output: str | None = None
+    expected_output: str | None = None
+    context: list[str] | None = None
+    retrieval_context: list[str] | None = None
+    tools_called: list[ToolCall] | None = None
+    expected_tools: list[ToolCall] | None = None
+    steps: list[AIMessage | ToolMessage] | None = None
+    name: str | None = None
+    metadata: dict[str, Any] | None = Field(default=None, validation_alias=_METADATA)
+
+    def to_messages(self) -> list[Message]:
+        """The exchange as messages: user input, steps (or tool calls), final reply."""
+        extra = self.model_dump(
+            exclude={"input", "actual_output", "tools_called", "steps"}, exclude_none=True
+        )
+        meta = {EXCHANGE_KEY: extra} if extra else None
+        messages: list[Message] = [HumanMessage(content=self.input, metadata=meta)]
+        if self.steps is not None:
+            messages.extend(self.steps)
+        elif self.tools_called is not None:
+            messages.append(AIMessage(content="", tool_calls=self.tools_called))
+        if self.actual_output is not None:
+            messages.append(AIMessage(content=self.actual_output))
+        return messages
+
+
+LLMTestCase = ModelTestCase
+
+
+class Turn(_Case):
+    """One message in DeepEval's turn style: `role` is user, assistant, tool or system."""
+
+    role: Literal["user", "assistant", "tool", "system"]
+    content: str
+    tools_called: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    metadata: dict[str, Any] | None = Field(default=None, validation_alias=_METADATA)
+
+    def to_message(self) -> Message:
+        """The equivalent typed message."""
+        if self.role == "assistant":
+            return AIMessage(
+                content=self.content, tool_calls=self.tools_called, metadata=self.metadata
+            )
+        if self.tools_called is not None:
+            raise ValueError(f"a {self.role} turn cannot call tools")
+        if self.role == "tool":
+            return ToolMessage(
+                content=self.content, tool_call_id=self.tool_call_id, metadata=self.metadata
+            )
+        if self.tool_call_id is not None:
+            raise ValueError(f"a {self.role} turn has no tool_call_id")
+        kind = HumanMessage if self.role == "user" else SystemMessage
+        return kind(content=self.content, metadata=self.metadata)
+
+    @classmethod
+    def from_message(cls, message: Message) -> Turn:
+        """The turn for a typed message."""
+        role = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}[
+            message.type
+        ]
+        return cls(
+            role=role,
+            content=message.content,
+            tools_called=message.tool_calls if isinstance(message, AIMessage) else None,
+            tool_call_id=message.tool_call_id if isinstance(message, ToolMessage) else None,
+            metadata=message.metadata,
+        )
+
+
+class ConversationalTestCase(_Case):
+    """A whole conversation as DeepEval users write it; `to_sample()` gives the MultiTurnSample."""
+
+    turns: list[ModelTestCase] | list[Turn]
+    chatbot_role: str | None = None
+    scenario: str | None = None
+    expected_outcome: str | None = None
+    user_description: str | None = None
+    context: list[str] | None = None
+    name: str | None = None
+    metadata: dict[str, Any] | None = Field(default=None, validation_alias=_METADATA)
+
+    @field_validator("turns")
+    @classmethod
+    def _not_empty(cls, turns: list[Any]) -> list[Any]:
+        if not turns:
+            raise ValueError("turns is empty: a conversation needs at least one turn")
+        return turns
+
+    def to_sample(self) -> MultiTurnSample:
+        """The same conversation as a `MultiTurnSample`; nothing is lost."""
+        messages: list[Message] = []
+        for turn in self.turns:
+            if isinstance(turn, Turn):
+                messages.append(turn.to_message())
+            else:
+                messages.extend(turn.to_messages())
+        rest = self.model_dump(
+            exclude={"turns", "expected_outcome", "name", "metadata"}, exclude_none=True
+        )
+        metadata = dict(self.metadata or {})
+        if rest:
+            metadata[CASE_KEY] = rest
+        return MultiTurnSample(
+            user_input=messages,
+            reference=self.expected_outcome,
+            id=self.name,
+            metadata=metadata or None,
+        )
+
+    @classmethod
+    def from_sample(
+        cls, sample: MultiTurnSample, style: Literal["turns", "exchanges"] = "turns"
+    ) -> ConversationalTestCase:
+        """The case for a sample, as `Turn`s (always possible) or `ModelTestCase` exchanges."""
+        metadata = dict(sample.metadata or {})
+        extra = metadata.pop(CASE_KEY, {})
+        turns: list[Any]
+        if style == "turns":
+            turns = [Turn.from_message(m) for m in sample.user_input]
+        else:
+            turns = _exchanges_of(sample)
+        return cls(
+            turns=turns,
+            expected_outcome=sample.reference,
+            name=sample.id,
+            metadata=metadata or None,
+            **extra,
+        )
+
+
+def _exchanges_of(sample: MultiTurnSample) -> list[ModelTestCase]:
+    leading, exchanges = split_exchanges(sample.user_input)
+    if leading:
+        raise ValueError(
+            f"user_input[0]: a {leading[0].type} message comes before the first user message; "
+            "exchanges cannot hold it, use style='turns'"
+        )
+    cases = []
+    for exchange in exchanges:
+        if len(exchange.inputs) != 1:
+            raise ValueError(
+                f"user_input[{exchange.first}]: {len(exchange.inputs)} user messages in a row; "
+                "exchanges cannot hold them, use style='turns'"
+            )
+        human = exchange.inputs[0]
+        meta = dict(human.metadata or {})
+        fields = meta.pop(EXCHANGE_KEY, {})
+        if meta:
+            raise ValueError(
+                f"user_input[{exchange.first}].metadata: exchanges cannot hold user-message "
+                "metadata, use style='turns'"
+            )
+        steps = [s for s in exchange.steps if not isinstance(s, SystemMessage)]
+        if len(steps) != len(exchange.steps):
+            raise ValueError(
+                f"user_input[{exchange.first}]: a system message inside an exchange; "
+                "use style='turns'"
+            )
+        reply = exchange.reply
+        if reply is not None and reply.metadata:
+            raise ValueError(
+                f"user_input[{exchange.last}].metadata: exchanges cannot hold reply metadata, "
+                "use style='turns'"
+            )
+        calls = [c for s in steps if isinstance(s, AIMessage) for c in s.tool_calls or []]
+        cases.append(
+            ModelTestCase(
+                input=human.content,
+                actual_output=reply.content if reply is not None else None,
+                tools_called=calls or None,
+                steps=steps or None,
+                **fields,
+            )
+        )
+    return cases
