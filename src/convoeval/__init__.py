@@ -1,5 +1,16 @@
 """convoeval: score multi-turn conversations of chatbots and tool-using agents."""
 
+from convoeval.metrics import (
+    AgentGoalAccuracyWithoutReference,
+    AgentGoalAccuracyWithReference,
+    ConversationRelevancyMetric,
+    Metric,
+    MetricResult,
+    RubricsScore,
+    ToolCallAccuracy,
+    ToolCallF1,
+    TopicAdherenceScore,
+)
 from convoeval.schema import (
     AIMessage,
     ConversationalTestCase,
@@ -17,14 +28,23 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AIMessage",
+    "AgentGoalAccuracyWithReference",
+    "AgentGoalAccuracyWithoutReference",
+    "ConversationRelevancyMetric",
     "ConversationalTestCase",
     "HumanMessage",
     "LLMTestCase",
+    "Metric",
+    "MetricResult",
     "ModelTestCase",
     "MultiTurnSample",
+    "RubricsScore",
     "SystemMessage",
     "ToolCall",
+    "ToolCallAccuracy",
+    "ToolCallF1",
     "ToolMessage",
+    "TopicAdherenceScore",
     "Turn",
     "__version__",
 ]

@@ -1,0 +1,25 @@
+"""Reading and writing conversation datasets: JSONL, JSON arrays, CSV, Parquet and pandas.
+
+Records may be in the Ragas, OpenAI chat or DeepEval layout (detected per record). Reading yields
+`Record`s that carry their problems as `file:line: path: what is wrong`, so a validator can report
+every bad record; `read_samples` is the strict variant that stops at the first bad one.
+"""
+
+from convoeval.io.errors import DataError, DataFileError
+from convoeval.io.pandas_io import from_pandas, to_pandas
+from convoeval.io.readers import read_records, read_samples
+from convoeval.io.records import Record, record_to_sample, sample_to_record
+from convoeval.io.writers import write_samples
+
+__all__ = [
+    "DataError",
+    "DataFileError",
+    "Record",
+    "from_pandas",
+    "read_records",
+    "read_samples",
+    "record_to_sample",
+    "sample_to_record",
+    "to_pandas",
+    "write_samples",
+]

@@ -1,0 +1,22 @@
+"""Errors of dataset reading and writing: a bad record (`DataError`) or an unusable file."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class DataError(ValueError):
+    """A record that is not a valid conversation; `problems` holds `file:line: path: what` lines."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+class DataFileError(DataError):
+    """A data file that cannot be read or written at all (missing, unknown suffix, not JSON)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__([f"{path}: {reason}"])

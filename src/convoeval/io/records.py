@@ -1,0 +1,172 @@
+"""One record (a dict) <-> one `MultiTurnSample`, in the Ragas, OpenAI chat or DeepEval layout.
+
+The layout is detected per record from its conversation key: `user_input` (Ragas), `messages`
+(OpenAI chat) or `turns` (DeepEval); `format=` forces one. Problems come back as
+`path: what is wrong` lines, never as silent drops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from pydantic import ValidationError
+
+from convoeval.integrations.openai_chat import (
+    OpenAIMessagesError,
+    from_openai_messages,
+    to_openai_messages,
+)
+from convoeval.io.deepeval_layout import deepeval_to_sample, sample_to_deepeval
+from convoeval.io.errors import DataError
+from convoeval.schema.errors import describe_errors
+from convoeval.schema.sample import MultiTurnSample
+
+Layout = Literal["ragas", "openai", "deepeval"]
+Format = Literal["auto", "ragas", "openai", "deepeval"]
+LAYOUTS: tuple[Layout, ...] = ("ragas", "openai", "deepeval")
+FORMATS: tuple[Format, ...] = ("auto", *LAYOUTS)
+_KEY = {"ragas": "user_input", "openai": "messages", "deepeval": "turns"}
+_NAME = {"ragas": "Ragas layout", "openai": "OpenAI chat layout", "deepeval": "DeepEval layout"}
+#: Top-level OpenAI (fine-tuning) keys kept in the sample's metadata under this key.
+OPENAI_RECORD_KEY = "openai_record"
+_OPENAI_RECORD_FIELDS = ("tools", "parallel_tool_calls", "functions")
+
+
+@dataclass(slots=True)
+class Record:
+    """One record read from a data file: where it is, its sample (or None) and its problems."""
+
+    source: str
+    line: int
+    sample: MultiTurnSample | None
+    errors: list[str] = field(default_factory=list)
+    layout: Layout | None = None
+
+    @property
+    def where(self) -> str:
+        """`file:line` of the record (line: JSONL/CSV line, JSON element, Parquet row)."""
+        return f"{self.source}:{self.line}"
+
+    @property
+    def ok(self) -> bool:
+        """Whether the record is a valid conversation."""
+        return self.sample is not None and not self.errors
+
+    def problems(self) -> list[str]:
+        """One `file:line: path: what is wrong` line per problem."""
+        return [f"{self.where}: {error}" for error in self.errors]
+
+
+def check_format(format: str) -> None:
+    """Reject an unknown `format=` value early, with the allowed ones."""
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
+
+
+def check_layout(layout: str) -> None:
+    """Reject an unknown `layout=` value early, with the allowed ones."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+
+
+def convert(
+    data: Any, format: str = "auto"
+) -> tuple[MultiTurnSample | None, list[str], Layout | None]:
+    """Convert a parsed record: (sample or None, problems, layout used or None)."""
+    if not isinstance(data, Mapping):
+        return None, [f"a record must be a JSON object (one conversation), got {_kind(data)}"], None
+    layout, problems = _layout_of(data, format)
+    if layout is None:
+        return None, problems, None
+    if layout == "ragas":
+        try:
+            return MultiTurnSample.model_validate(data), [], layout
+        except ValidationError as exc:
+            return None, describe_errors(exc), layout
+    if layout == "openai":
+        return (*_from_openai_record(data), layout)
+    return (*deepeval_to_sample(data), layout)
+
+
+def ensure_sample(sample: Any, position: int) -> MultiTurnSample:
+    """The sample itself, or a TypeError naming its position among the samples written."""
+    if not isinstance(sample, MultiTurnSample):
+        raise TypeError(f"samples[{position}] is a {type(sample).__name__}, not a MultiTurnSample")
+    return sample
+
+
+def record_to_sample(record: Mapping[str, Any], *, format: str = "auto") -> MultiTurnSample:
+    """Convert one record dict to a sample; raises `DataError` listing every problem."""
+    check_format(format)
+    sample, problems, _ = convert(record, format)
+    if sample is None:
+        raise DataError(problems)
+    return sample
+
+
+def sample_to_record(sample: MultiTurnSample, layout: str = "ragas") -> dict[str, Any]:
+    """A JSON-ready record of the sample in the chosen layout (all three are lossless)."""
+    check_layout(layout)
+    if layout == "deepeval":
+        return sample_to_deepeval(sample)
+    record = sample.to_dict()
+    if layout == "ragas":
+        return record
+    del record["user_input"]
+    metadata = record.get("metadata")
+    extras = metadata.pop(OPENAI_RECORD_KEY, None) if isinstance(metadata, dict) else None
+    if metadata == {} and sample.metadata != {}:
+        del record["metadata"]
+    return {"messages": to_openai_messages(sample), **(extras or {}), **record}
+
+
+def _layout_of(data: Mapping[str, Any], format: str) -> tuple[Layout | None, list[str]]:
+    """The layout of a record, or the problem that says which keys were expected."""
+    if format != "auto":
+        key = _KEY[format]
+        if key not in data:
+            return None, [
+                f"{key}: required field is missing (format {format!r} expects the {_NAME[format]})"
+            ]
+        return cast(Layout, format), []
+    found = [layout for layout in LAYOUTS if _KEY[layout] in data]
+    if len(found) == 1:
+        return found[0], []
+    expected = ", ".join(f"'{_KEY[lay]}' ({_NAME[lay]})" for lay in LAYOUTS)
+    if not found:
+        keys = ", ".join(repr(str(k)) for k in data) or "none"
+        return None, [f"unknown layout: a record needs one of the keys {expected}; it has: {keys}"]
+    both = " and ".join(f"'{_KEY[lay]}' ({_NAME[lay]})" for lay in found)
+    return None, [
+        f"ambiguous layout: the record has {both}; keep one key, or choose the layout "
+        "with format=..."
+    ]
+
+
+def _from_openai_record(data: Mapping[str, Any]) -> tuple[MultiTurnSample | None, list[str]]:
+    """`{"messages": [...], "tools": [...], "reference_topics": [...], ...}` -> sample."""
+    fields = {k: v for k, v in data.items() if k != "messages"}
+    extras = {k: fields.pop(k) for k in _OPENAI_RECORD_FIELDS if k in fields}
+    if extras:
+        metadata = fields.get("metadata")
+        if isinstance(metadata, Mapping) or metadata is None:
+            fields["metadata"] = {**(metadata or {}), OPENAI_RECORD_KEY: extras}
+    try:
+        return from_openai_messages(data["messages"], **fields), []
+    except OpenAIMessagesError as exc:
+        return None, exc.problems
+
+
+def _kind(value: Any) -> str:
+    """A JSON name for the type of a parsed value."""
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "null" if value is None else type(value).__name__

@@ -1,0 +1,98 @@
+"""The column convention shared by CSV, Parquet and pandas: one row per conversation.
+
+Every `MultiTurnSample` field is a column. The conversation (`user_input`) and the other lists and
+dicts are JSON text; `reference` and `id` are plain text. An absent field is an empty cell (CSV) or
+a null (Parquet, pandas), so rows with different fields share one fixed set of columns. Reading
+also accepts `messages`/`turns` columns (OpenAI and DeepEval layouts) and native nested values.
+One loss is inherent to CSV: an empty-string `reference` or `id` reads back as absent (Parquet and
+pandas keep it, since they have real nulls).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from convoeval.schema.sample import MultiTurnSample
+
+#: The columns written for a sample, in this order.
+COLUMNS = (
+    "id",
+    "user_input",
+    "reference",
+    "reference_tool_calls",
+    "reference_topics",
+    "rubrics",
+    "metadata",
+)
+TEXT_COLUMNS = frozenset({"id", "reference"})
+#: Columns whose string cells are decoded as JSON when read (other columns are taken as text).
+JSON_COLUMNS = frozenset(
+    {
+        "user_input",
+        "messages",
+        "turns",
+        "reference_tool_calls",
+        "reference_topics",
+        "rubrics",
+        "metadata",
+        "additional_metadata",
+        "context",
+        "tools",
+        "functions",
+        "parallel_tool_calls",
+    }
+)
+
+
+def sample_to_row(sample: MultiTurnSample) -> dict[str, str | None]:
+    """The sample as one row of strings (None for an absent field), keyed by `COLUMNS`."""
+    data = sample.to_dict()
+    row: dict[str, str | None] = {}
+    for column in COLUMNS:
+        value = data.get(column)
+        if value is None:
+            row[column] = None
+        elif column in TEXT_COLUMNS:
+            row[column] = str(value)
+        else:
+            row[column] = json.dumps(value, ensure_ascii=False)
+    return row
+
+
+def row_to_record(
+    row: Mapping[str, Any], *, empty_is_absent: bool = False
+) -> tuple[dict[str, Any], list[str]]:
+    """Decode one row into a record dict; problems name the column whose cell is bad.
+
+    None (and NaN) cells are absent. An empty text cell is absent too when `empty_is_absent`
+    (CSV cannot tell an empty string from a missing value); an empty JSON cell always is.
+    """
+    record: dict[str, Any] = {}
+    problems: list[str] = []
+    for column, value in row.items():
+        if value is None or (isinstance(value, float) and value != value):  # None or NaN
+            continue
+        if isinstance(value, str) and column in JSON_COLUMNS:
+            if not value.strip():
+                continue
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as exc:
+                problems.append(_json_problem(column, value, exc))
+                continue
+            if value is None:
+                continue
+        elif isinstance(value, str) and not value and empty_is_absent:
+            continue
+        record[column] = value
+    return record, problems
+
+
+def _json_problem(column: str, value: str, exc: json.JSONDecodeError) -> str:
+    """Say which cell is not JSON (with a hint for Ragas's Python-repr CSV cells)."""
+    text = f"{column}: this cell is not valid JSON ({exc.msg} at character {exc.pos + 1})"
+    if value.lstrip().startswith(("[{'", "{'", "['")) or "HumanMessage(" in value:
+        text += "; it looks like a Python repr (as Ragas's to_csv writes): export the data as JSON"
+    return text

@@ -1,0 +1,46 @@
+"""Metrics: the stateless base (`Metric`, `MetricResult`), the registry, and every metric.
+
+To add a metric: write one module with a `Metric` subclass decorated with `@register`, then
+import it below (one line) so that `METRICS`, `get_metric` and `convoeval metrics` know it.
+"""
+
+from convoeval.metrics._base import (
+    Ask,
+    Metric,
+    MetricFailedError,
+    MetricResult,
+    MissingFieldsError,
+    as_sample,
+)
+from convoeval.metrics._registry import METRICS, describe_metrics, get_metric, register
+
+# Metric modules: importing one registers its metric. Add new metrics here, one line each.
+from convoeval.metrics.agent_goal_accuracy import (
+    AgentGoalAccuracyWithoutReference,
+    AgentGoalAccuracyWithReference,
+)
+from convoeval.metrics.conversation_relevancy import ConversationRelevancyMetric
+from convoeval.metrics.rubrics import RubricsScore
+from convoeval.metrics.tool_call_accuracy import ToolCallAccuracy
+from convoeval.metrics.tool_call_f1 import ToolCallF1
+from convoeval.metrics.topic_adherence import TopicAdherenceScore
+
+__all__ = [
+    "METRICS",
+    "AgentGoalAccuracyWithReference",
+    "AgentGoalAccuracyWithoutReference",
+    "Ask",
+    "ConversationRelevancyMetric",
+    "Metric",
+    "MetricFailedError",
+    "MetricResult",
+    "MissingFieldsError",
+    "RubricsScore",
+    "ToolCallAccuracy",
+    "ToolCallF1",
+    "TopicAdherenceScore",
+    "as_sample",
+    "describe_metrics",
+    "get_metric",
+    "register",
+]

@@ -1,0 +1,306 @@
+"""The metric base: `MetricResult`, the abstract `Metric`, and the one sync wrapper.
+
+A metric is stateless: `await metric.score(sample)` checks the required fields, resolves a judge
+when the metric uses one, and runs the subclass's `_score(sample, ask)`. Judge failures become
+failed results (never a score); "nothing to judge" is an unscored result with a reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import math
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypedDict, TypeVar
+
+from pydantic import BaseModel
+
+from convoeval.judges.base import Judge, JudgeError, Step, Usage
+from convoeval.schema import ConversationalTestCase, MultiTurnSample
+
+OutT = TypeVar("OutT", bound=BaseModel)
+T = TypeVar("T")
+
+#: What `score` accepts: a sample, a DeepEval-style case, or a dict in Ragas layout.
+SampleLike = MultiTurnSample | ConversationalTestCase | Mapping[str, Any]
+
+
+class ErrorInfo(TypedDict):
+    """Why a metric failed: the exception type name and its message."""
+
+    type: str
+    message: str
+
+
+@dataclass(frozen=True)
+class MetricResult:
+    """One metric's outcome for one sample: scored, unscored (with a reason) or failed.
+
+    - scored: `value` is a finite float;
+    - unscored: `value` is None, `reason` says why, `error` is None (e.g. nothing to judge);
+    - failed: `value` is None and `error` is set (e.g. the judge failed after its retries).
+    NaN and infinity are rejected: a result never hides a failure in a number.
+    """
+
+    value: float | None
+    reason: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+    error: ErrorInfo | None = None
+
+    def __post_init__(self) -> None:
+        value = self.value
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise TypeError(f"MetricResult.value must be a float or None, not {value!r}")
+            if not math.isfinite(value):
+                raise ValueError(
+                    f"MetricResult.value must be a finite number, not {value!r}: "
+                    "use value=None with a reason (unscored) or an error (failed)"
+                )
+            object.__setattr__(self, "value", float(value))
+            if self.error is not None:
+                raise ValueError("a failed MetricResult (error set) cannot carry a value")
+        elif self.error is None and not self.reason:
+            raise ValueError("an unscored MetricResult (value None, no error) needs a reason")
+
+    @classmethod
+    def unscored(
+        cls, reason: str, details: dict[str, Any] | None = None, usage: Usage | None = None
+    ) -> MetricResult:
+        """A result that could not be scored for a stated reason (not an error)."""
+        return cls(value=None, reason=reason, details=details or {}, usage=usage or Usage())
+
+    @classmethod
+    def failure(
+        cls,
+        error_type: str,
+        message: str,
+        details: dict[str, Any] | None = None,
+        usage: Usage | None = None,
+    ) -> MetricResult:
+        """A result for a metric that failed (for example the judge gave up)."""
+        return cls(
+            value=None,
+            reason=message,
+            details=details or {},
+            usage=usage or Usage(),
+            error={"type": error_type, "message": message},
+        )
+
+    @property
+    def scored(self) -> bool:
+        """True when `value` is a number."""
+        return self.value is not None
+
+    @property
+    def failed(self) -> bool:
+        """True when the metric failed (an error is recorded)."""
+        return self.error is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict for results files."""
+        return {
+            "value": self.value,
+            "reason": self.reason,
+            "details": self.details,
+            "usage": self.usage.as_dict(),
+            "error": dict(self.error) if self.error is not None else None,
+        }
+
+
+class MissingFieldsError(ValueError):
+    """A sample lacks fields a metric requires; raised before any judge call."""
+
+    def __init__(self, metric: str, fields: list[str], sample_id: str | None = None) -> None:
+        self.metric = metric
+        self.fields = list(fields)
+        self.sample_id = sample_id
+        where = f"sample {sample_id!r}" if sample_id is not None else "the sample"
+        names = ", ".join(self.fields)
+        super().__init__(f"metric {metric!r} needs {names}, which {where} does not set")
+
+
+class MetricFailedError(RuntimeError):
+    """Raised by the Ragas-style `multi_turn_score` when the metric failed (not a silent None)."""
+
+    def __init__(self, metric: str, result: MetricResult) -> None:
+        self.metric = metric
+        self.result = result
+        error = result.error or {"type": "Error", "message": "unknown failure"}
+        super().__init__(f"metric {metric!r} failed: {error['type']}: {error['message']}")
+
+
+def as_sample(data: SampleLike) -> MultiTurnSample:
+    """Convert a MultiTurnSample, ConversationalTestCase or Ragas-layout dict to a sample."""
+    if isinstance(data, MultiTurnSample):
+        return data
+    if isinstance(data, ConversationalTestCase):
+        return data.to_sample()
+    if isinstance(data, Mapping):
+        return MultiTurnSample.model_validate(dict(data))
+    raise TypeError(
+        "expected a MultiTurnSample, a ConversationalTestCase or a dict in Ragas layout, "
+        f"not {type(data).__name__}"
+    )
+
+
+class Ask:
+    """Per-call judge helper given to `Metric._score`: `await ask(step, inputs)` returns the
+    validated output and adds the answer's usage to `ask.usage`.
+
+    A new `Ask` is made for every `score` call, so concurrent calls never share usage.
+    """
+
+    def __init__(self, judge: Judge | None, metric: str) -> None:
+        self.judge = judge
+        self.metric = metric
+        self.usage = Usage()
+
+    async def __call__(self, step: Step[OutT], inputs: Mapping[str, Any]) -> OutT:
+        """Ask the judge one step; the answer's usage is summed into `self.usage`."""
+        if self.judge is None:
+            raise RuntimeError(
+                f"metric {self.metric!r} asked a judge but declares uses_judge=False"
+            )
+        answer = await self.judge.run(step, inputs)
+        self.usage.add(answer.usage)
+        return answer.output
+
+
+def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine to completion from sync code, also inside a running loop (Jupyter).
+
+    Outside a loop this is `asyncio.run`; inside one the coroutine runs in a worker thread with
+    its own event loop, so the caller's loop is never re-entered.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())
+    box: dict[str, Any] = {}
+
+    def _worker() -> None:
+        try:
+            box["value"] = asyncio.run(make())
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=_worker, name="convoeval-run-sync", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    result: T = box["value"]
+    return result
+
+
+class Metric(ABC):
+    """Base of every metric: declares what it needs and scores one sample at a time, stateless.
+
+    Subclasses set the class attributes, implement `async _score(sample, ask)`, and register
+    themselves with `@register` (from `convoeval.metrics`). `_score` returns a `MetricResult`
+    (leave its usage empty: the base adds what `ask` spent) and may raise `JudgeError`, which
+    becomes a failed result.
+    """
+
+    #: Results column, e.g. "tool_call_accuracy".
+    name: ClassVar[str]
+    #: MultiTurnSample fields that must be set (not None) for this metric.
+    required: ClassVar[tuple[str, ...]] = ("user_input",)
+    #: True when the offline judge cannot run this metric (it needs an LLM judge).
+    needs_llm: ClassVar[bool] = False
+    #: True when the metric asks a judge at all.
+    uses_judge: ClassVar[bool] = False
+    #: Pass mark used when the constructor is given no threshold (None: no pass/fail).
+    default_threshold: ClassVar[float | None] = None
+
+    def __init__(self, *, threshold: float | None = None, judge: Judge | str | None = None) -> None:
+        self.threshold: float | None = self.default_threshold if threshold is None else threshold
+        self.judge: Judge | str | None = judge
+        self._resolved_own: Judge | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(threshold={self.threshold!r})"
+
+    def missing_fields(self, sample: MultiTurnSample) -> list[str]:
+        """The required fields this sample leaves unset (None); an empty list counts as set."""
+        return [name for name in self.required if getattr(sample, name, None) is None]
+
+    def check(self, sample: MultiTurnSample) -> None:
+        """Raise `MissingFieldsError` naming every missing required field."""
+        missing = self.missing_fields(sample)
+        if missing:
+            raise MissingFieldsError(self.name, missing, sample.id)
+
+    def passed(self, result: MetricResult) -> bool | None:
+        """Whether a result meets the threshold; None when unscored, failed or no threshold."""
+        if result.value is None or self.threshold is None:
+            return None
+        return result.value >= self.threshold
+
+    async def score(self, sample: SampleLike, *, judge: Judge | str | None = None) -> MetricResult:
+        """Score one sample. Raises `MissingFieldsError` before any judge call; a `JudgeError`
+        while scoring gives a failed result with the usage spent so far."""
+        converted = as_sample(sample)
+        self.check(converted)
+        ask = Ask(self._judge_for(judge) if self.uses_judge else None, self.name)
+        try:
+            result = await self._score(converted, ask)
+        except JudgeError as exc:
+            return MetricResult.failure(type(exc).__name__, str(exc), usage=ask.usage)
+        if ask.usage == Usage():
+            return result
+        usage = Usage().add(result.usage).add(ask.usage)
+        return MetricResult(result.value, result.reason, result.details, usage, result.error)
+
+    def score_sync(self, sample: SampleLike, *, judge: Judge | str | None = None) -> MetricResult:
+        """`score` for sync code (works inside a running event loop too, e.g. Jupyter)."""
+        return run_sync(lambda: self.score(sample, judge=judge))
+
+    async def multi_turn_ascore(
+        self, sample: SampleLike, callbacks: Any = None, timeout: float | None = None
+    ) -> float | None:
+        """Ragas habit: the score as a float, None when unscored.
+
+        Unlike a silent None, a failed result raises `MetricFailedError` (carrying the result).
+        `callbacks` is accepted for Ragas compatibility and ignored; `timeout` is in seconds.
+        """
+        del callbacks
+        result = await asyncio.wait_for(self.score(sample), timeout)
+        if result.failed:
+            raise MetricFailedError(self.name, result)
+        return result.value
+
+    def multi_turn_score(
+        self, sample: SampleLike, callbacks: Any = None, timeout: float | None = None
+    ) -> float | None:
+        """Ragas habit, sync: like `multi_turn_ascore` (raises `MetricFailedError` on failure)."""
+        return run_sync(lambda: self.multi_turn_ascore(sample, callbacks, timeout))
+
+    @abstractmethod
+    async def _score(self, sample: MultiTurnSample, ask: Ask) -> MetricResult:
+        """Score a sample whose required fields are set; ask the judge through `ask`."""
+
+    def _judge_for(self, given: Judge | str | None) -> Judge:
+        """The judge to use: the call's argument, else the metric's own, else the default."""
+        if given is not None:
+            return _resolve(given)
+        if self.judge is not None:
+            if self._resolved_own is None:
+                self._resolved_own = _resolve(self.judge)
+            return self._resolved_own
+        return _resolve(None)
+
+
+def _resolve(spec: Judge | str | None) -> Judge:
+    """A Judge as is; a spec string (or None for the default) through `resolve_judge`."""
+    if spec is not None and not isinstance(spec, str):
+        return spec
+    # Imported lazily: the judges package loads heavy parts and is not needed by every metric.
+    judges = importlib.import_module("convoeval.judges")
+    judge: Judge = judges.resolve_judge(spec)
+    return judge

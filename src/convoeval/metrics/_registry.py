@@ -1,0 +1,62 @@
+"""The metric registry: every metric class by its results-column name, for the CLI and runner.
+
+A metric registers itself by decorating its class with `@register`; its module must also be
+imported in `convoeval/metrics/__init__.py` so that importing the package fills `METRICS`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from convoeval.metrics._base import Metric
+
+M = TypeVar("M", bound=type[Metric])
+
+#: Every registered metric class, by name (the results column).
+METRICS: dict[str, type[Metric]] = {}
+
+
+def register(cls: M) -> M:
+    """Class decorator: add a metric class to `METRICS` under its `name` (names are unique)."""
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"{cls.__name__} needs a non-empty class attribute `name` to register")
+    known = METRICS.get(name)
+    if known is not None and known is not cls:
+        raise ValueError(
+            f"metric name {name!r} is already used by {known.__module__}.{known.__qualname__}"
+        )
+    METRICS[name] = cls
+    return cls
+
+
+def get_metric(name: str, **options: Any) -> Metric:
+    """A new metric instance by name (or class name), with defaults unless options are given."""
+    cls = METRICS.get(name)
+    if cls is None:
+        by_class = {c.__name__: c for c in METRICS.values()}
+        cls = by_class.get(name)
+    if cls is None:
+        known = ", ".join(sorted(METRICS)) or "none"
+        raise ValueError(f"unknown metric {name!r}; known metrics: {known}")
+    return cls(**options)
+
+
+def describe_metrics() -> list[dict[str, Any]]:
+    """One row per registered metric, sorted by name: what it needs and whether it needs an LLM."""
+    rows = []
+    for name in sorted(METRICS):
+        cls = METRICS[name]
+        doc = (cls.__doc__ or "").strip()
+        rows.append(
+            {
+                "name": name,
+                "class": cls.__name__,
+                "required": list(cls.required),
+                "needs_llm": cls.needs_llm,
+                "uses_judge": cls.uses_judge,
+                "threshold": cls.default_threshold,
+                "description": doc.splitlines()[0] if doc else "",
+            }
+        )
+    return rows
