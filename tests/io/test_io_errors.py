@@ -152,8 +152,10 @@ def test_forced_format_and_ambiguous_layout() -> None:
     with pytest.raises(DataError) as caught:
         record_to_sample({**ragas, "messages": []}, format="ragas")
     assert caught.value.problems == ["messages: unknown field (not part of the schema)"]
-    with pytest.raises(ValueError, match="format must be one of auto, ragas, openai, deepeval"):
-        record_to_sample(ragas, format="langchain")
+    with pytest.raises(
+        ValueError, match="format must be one of auto, ragas, openai, deepeval, langchain"
+    ):
+        record_to_sample(ragas, format="yaml")
 
 
 def test_deepeval_layout_errors() -> None:

@@ -4,3 +4,7 @@ Each integration is its own module (for example `convoeval.integrations.openai_c
 imported on demand; nothing here is imported eagerly, so an optional dependency of one integration
 never slows down or breaks `import convoeval`.
 """
+
+from convoeval.integrations._errors import ConversionError
+
+__all__ = ["ConversionError"]

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from convoeval.integrations._errors import ConversionError
 from convoeval.schema.errors import describe_errors
 from convoeval.schema.messages import (
     AIMessage,
@@ -53,12 +54,8 @@ _KNOWN = {"role", "content", "metadata", *_VERBATIM, *_CALL_KEYS}
 _PART_TYPES = ("text", "image_url", "input_audio", "file", "refusal")
 
 
-class OpenAIMessagesError(ValueError):
+class OpenAIMessagesError(ConversionError):
     """OpenAI messages that cannot be converted; `problems` holds one `path: what` line each."""
-
-    def __init__(self, problems: Sequence[str]) -> None:
-        self.problems = list(problems)
-        super().__init__("\n".join(self.problems))
 
 
 def from_openai_messages(messages: Sequence[Any], **sample_fields: Any) -> MultiTurnSample:

@@ -1,8 +1,10 @@
-"""One record (a dict) <-> one `MultiTurnSample`, in the Ragas, OpenAI chat or DeepEval layout.
+"""One record (a dict) <-> one `MultiTurnSample`, in the Ragas, OpenAI chat, DeepEval or LangChain
+layout.
 
 The layout is detected per record from its conversation key: `user_input` (Ragas), `messages`
-(OpenAI chat) or `turns` (DeepEval); `format=` forces one. Problems come back as
-`path: what is wrong` lines, never as silent drops.
+(OpenAI chat, or LangChain when its first message is a serialised LangChain message with
+`type`/`data` or `lc` and no `role`) or `turns` (DeepEval); `format=` forces one. Problems come
+back as `path: what is wrong` lines, never as silent drops.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from typing import Any, Literal, cast
 
 from pydantic import ValidationError
 
+from convoeval.integrations._errors import ConversionError
+from convoeval.integrations.langchain import from_langchain_messages, is_langchain_dicts
 from convoeval.integrations.openai_chat import (
     OpenAIMessagesError,
     from_openai_messages,
@@ -23,12 +27,17 @@ from convoeval.io.errors import DataError
 from convoeval.schema.errors import describe_errors
 from convoeval.schema.sample import MultiTurnSample
 
-Layout = Literal["ragas", "openai", "deepeval"]
-Format = Literal["auto", "ragas", "openai", "deepeval"]
-LAYOUTS: tuple[Layout, ...] = ("ragas", "openai", "deepeval")
-FORMATS: tuple[Format, ...] = ("auto", *LAYOUTS)
-_KEY = {"ragas": "user_input", "openai": "messages", "deepeval": "turns"}
-_NAME = {"ragas": "Ragas layout", "openai": "OpenAI chat layout", "deepeval": "DeepEval layout"}
+Layout = Literal["ragas", "openai", "deepeval", "langchain"]
+Format = Literal["auto", "ragas", "openai", "deepeval", "langchain"]
+LAYOUTS: tuple[Layout, ...] = ("ragas", "openai", "deepeval")  # writable; detected by key
+FORMATS: tuple[Format, ...] = ("auto", *LAYOUTS, "langchain")  # langchain: read only
+_KEY = {"ragas": "user_input", "openai": "messages", "deepeval": "turns", "langchain": "messages"}
+_NAME = {
+    "ragas": "Ragas layout",
+    "openai": "OpenAI chat layout",
+    "deepeval": "DeepEval layout",
+    "langchain": "LangChain messages layout",
+}
 #: Top-level OpenAI (fine-tuning) keys kept in the sample's metadata under this key.
 OPENAI_RECORD_KEY = "openai_record"
 _OPENAI_RECORD_FIELDS = ("tools", "parallel_tool_calls", "functions")
@@ -87,6 +96,8 @@ def convert(
             return None, describe_errors(exc), layout
     if layout == "openai":
         return (*_from_openai_record(data), layout)
+    if layout == "langchain":
+        return (*_from_langchain_record(data), layout)
     return (*deepeval_to_sample(data), layout)
 
 
@@ -132,6 +143,8 @@ def _layout_of(data: Mapping[str, Any], format: str) -> tuple[Layout | None, lis
             ]
         return cast(Layout, format), []
     found = [layout for layout in LAYOUTS if _KEY[layout] in data]
+    if found == ["openai"] and is_langchain_dicts(data["messages"]):
+        return "langchain", []
     if len(found) == 1:
         return found[0], []
     expected = ", ".join(f"'{_KEY[lay]}' ({_NAME[lay]})" for lay in LAYOUTS)
@@ -156,6 +169,15 @@ def _from_openai_record(data: Mapping[str, Any]) -> tuple[MultiTurnSample | None
     try:
         return from_openai_messages(data["messages"], **fields), []
     except OpenAIMessagesError as exc:
+        return None, exc.problems
+
+
+def _from_langchain_record(data: Mapping[str, Any]) -> tuple[MultiTurnSample | None, list[str]]:
+    """`{"messages": [{"type": ..., "data": {...}}, ...], "id": ..., ...}` -> sample."""
+    fields = {k: v for k, v in data.items() if k != "messages"}
+    try:
+        return from_langchain_messages(data["messages"], **fields), []
+    except ConversionError as exc:
         return None, exc.problems
 
 

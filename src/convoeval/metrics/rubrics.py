@@ -57,7 +57,7 @@ RUBRIC = Step(
 
 @register
 class RubricsScore(Metric):
-    """The rubric level (an integer) the judge picks for the conversation (LLM judge)."""
+    """The rubric level the judge picks; rubrics from the sample or the metric (LLM judge)."""
 
     name: ClassVar[str] = "rubrics_score"
     uses_judge: ClassVar[bool] = True

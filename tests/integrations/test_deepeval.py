@@ -1,0 +1,247 @@
+"""DeepEval interop: its ConversationalTestCase JSON (both turn styles) in, Turn style out."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel
+
+from convoeval import AIMessage, HumanMessage, MultiTurnSample, SystemMessage, ToolCall, ToolMessage
+from convoeval.integrations._errors import ConversionError
+from convoeval.integrations.deepeval import from_deepeval, to_deepeval_dict
+from convoeval.integrations.openai_chat import from_openai_messages
+
+TAU_BENCH = Path("/work/shared/data/tau_bench_gpt4o_airline_trajectories.json")
+
+#: A `ConversationalTestCase` in DeepEval's JSON layout (`Turn`s with `tools_called`).
+CASE: dict[str, Any] = {
+    "scenario": "A customer asks for a refund.",
+    "expected_outcome": "The order is refunded.",
+    "chatbot_role": "a support agent",
+    "name": "refund-7",
+    "turns": [
+        {"role": "user", "content": "Refund order 7 please.", "user_id": "u-1"},
+        {
+            "role": "assistant",
+            "content": "Order 7 is refunded.",
+            "tools_called": [
+                {
+                    "name": "lookup_order",
+                    "input_parameters": {"order_id": 7},
+                    "output": {"status": "paid", "total": 12.5},
+                    "description": "Finds an order",
+                },
+                {
+                    "name": "refund",
+                    "input_parameters": {"order_id": 7},
+                    "output": "ok",
+                    "reasoning": "The order was paid.",
+                },
+            ],
+            "retrieval_context": ["Refunds within 30 days."],
+        },
+        {"role": "user", "content": "Thanks!"},
+        {"role": "assistant", "content": "You're welcome."},
+    ],
+}
+
+
+def test_turn_style_case_converts() -> None:
+    sample = from_deepeval(CASE)
+    kinds = [type(m) for m in sample.user_input]
+    assert kinds == [
+        HumanMessage,
+        AIMessage,
+        ToolMessage,
+        ToolMessage,
+        AIMessage,
+        HumanMessage,
+        AIMessage,
+    ]
+    assert sample.predicted_tool_calls() == [
+        ToolCall(name="lookup_order", args={"order_id": 7}),
+        ToolCall(name="refund", args={"order_id": 7}),
+    ]
+    assert [m.content for m in sample.user_input[2:5]] == [
+        '{"status": "paid", "total": 12.5}',
+        "ok",
+        "Order 7 is refunded.",
+    ]
+    assert sample.user_input[2].metadata == {
+        "deepeval_tool_output": {"status": "paid", "total": 12.5}
+    }
+    assert sample.user_input[1].metadata == {
+        "deepeval_turn": {"retrieval_context": ["Refunds within 30 days."]},
+        "deepeval_tools": [{"description": "Finds an order"}, {"reasoning": "The order was paid."}],
+    }
+    assert sample.id == "refund-7" and sample.reference == "The order is refunded."
+    assert sample.metadata == {
+        "deepeval_case": {
+            "scenario": "A customer asks for a refund.",
+            "chatbot_role": "a support agent",
+        }
+    }
+
+
+def test_turn_style_case_round_trips_exactly() -> None:
+    assert to_deepeval_dict(from_deepeval(copy.deepcopy(CASE))) == CASE
+
+
+def test_llm_test_case_turns_convert() -> None:
+    case = {
+        "turns": [
+            {
+                "input": "What's 2+2?",
+                "actual_output": "4",
+                "expected_output": "4",
+                "tools_called": [
+                    {"name": "calc", "input_parameters": {"expr": "2+2"}, "output": 4}
+                ],
+                "context": ["math"],
+            },
+            {"input": "Bye", "actual_output": "Goodbye"},
+            {"input": "Still there?"},
+        ]
+    }
+    sample = from_deepeval(case)
+    assert [m.type for m in sample.user_input] == [
+        "human",
+        "ai",
+        "tool",
+        "ai",
+        "human",
+        "ai",
+        "human",
+    ]
+    assert sample.user_input[0].metadata == {
+        "deepeval_turn": {"expected_output": "4", "context": ["math"]}
+    }
+    assert sample.user_input[2].content == "4"
+    assert sample.predicted_tool_calls() == [ToolCall(name="calc", args={"expr": "2+2"})]
+
+
+def test_duck_typed_deepeval_objects() -> None:
+    class ToolCallLike(BaseModel):  # the fields of deepeval.test_case.ToolCall
+        name: str
+        description: str | None = None
+        reasoning: str | None = None
+        output: Any = None
+        input_parameters: dict[str, Any] | None = None
+
+    class TurnLike(BaseModel):  # the fields of deepeval.test_case.Turn
+        role: Literal["user", "assistant"]
+        content: str
+        user_id: str | None = None
+        retrieval_context: list[str] | None = None
+        tools_called: list[ToolCallLike] | None = None
+        additional_metadata: dict[str, Any] | None = None
+
+    class CaseLike(BaseModel):  # the fields of deepeval.test_case.ConversationalTestCase
+        turns: list[TurnLike]
+        scenario: str | None = None
+        expected_outcome: str | None = None
+        chatbot_role: str | None = None
+        name: str | None = None
+        additional_metadata: dict[str, Any] | None = None
+
+    assert from_deepeval(CaseLike.model_validate(CASE)) == from_deepeval(CASE)
+
+
+def test_any_sample_survives_deepeval_layout() -> None:
+    sample = MultiTurnSample(
+        user_input=[
+            SystemMessage(content="Policy: be brief."),
+            HumanMessage(content="Weather in Oslo and Rome?"),
+            AIMessage(
+                content="Checking.",
+                tool_calls=[
+                    ToolCall(name="weather", args={"city": "Oslo"}, id="a"),
+                    ToolCall(name="weather", args={"city": "Rome"}, id="b"),
+                ],
+            ),
+            ToolMessage(content="rain", tool_call_id="b"),
+            ToolMessage(content="snow", tool_call_id="a"),
+            AIMessage(content="", tool_calls=[ToolCall(name="advice", args={}, id="c")]),
+            ToolMessage(content="umbrella", tool_call_id="c"),
+            AIMessage(content="Oslo snow, Rome rain: take an umbrella.", metadata={"ms": 5}),
+        ],
+        reference_topics=["weather"],
+        rubrics={"score1_description": "bad"},
+        metadata={"source": "test"},
+        id="w1",
+    )
+    case = to_deepeval_dict(sample)
+    assert [t["role"] for t in case["turns"]] == ["user", "assistant"]
+    assistant = case["turns"][1]
+    assert assistant["content"] == "Oslo snow, Rome rain: take an umbrella."
+    assert [
+        (t["name"], t["input_parameters"], t.get("output")) for t in assistant["tools_called"]
+    ] == [
+        ("weather", {"city": "Oslo"}, "snow"),
+        ("weather", {"city": "Rome"}, "rain"),
+        ("advice", {}, "umbrella"),
+    ]
+    assert from_deepeval(json.loads(json.dumps(case))) == sample
+
+
+def test_tau_bench_runs_survive_deepeval_layout() -> None:
+    """200 real runs: every tool call shows up in DeepEval's tools_called, and comes back."""
+    if not TAU_BENCH.exists():
+        pytest.skip(f"tau-bench trajectories not found at {TAU_BENCH}")
+    runs = json.loads(TAU_BENCH.read_text(encoding="utf-8"))
+    total = 0
+    for run in runs:
+        sample = from_openai_messages(run["traj"], id=str(run["task_id"]))
+        case = to_deepeval_dict(sample)
+        shown = [t for turn in case["turns"] for t in turn.get("tools_called", [])]
+        calls = sample.predicted_tool_calls()
+        assert [(t["name"], t["input_parameters"]) for t in shown] == [
+            (c.name, c.args) for c in calls
+        ]
+        assert from_deepeval(case) == sample
+        total += len(calls)
+    assert total > 1000
+    print(f"tau-bench via DeepEval layout: {len(runs)} runs, {total} tool calls")
+
+
+def test_errors_name_the_turn_and_why() -> None:
+    bad = {
+        "turns": [
+            {"role": "user", "content": "hi", "tools_called": [{"name": "f"}]},
+            {"role": "robot", "content": "x"},
+            {"role": "assistant", "content": 3},
+            {"role": "assistant", "content": "", "tools_called": [{"input_parameters": {}}]},
+            {
+                "role": "assistant",
+                "content": "",
+                "tools_called": [{"name": "f", "input_parameters": [1]}],
+            },
+            {"foo": "bar"},
+        ]
+    }
+    with pytest.raises(ConversionError) as caught:
+        from_deepeval(bad)
+    assert caught.value.problems == [
+        "turns[0].tools_called: a user turn cannot call tools",
+        "turns[1].role: must be 'user' or 'assistant', got 'robot'",
+        "turns[2].content: must be a string, got a number",
+        "turns[3].tools_called[0].name: a tool call needs a string 'name'",
+        "turns[4].tools_called[0].input_parameters: must be an object, got a list",
+        "turns[5]: expected a Turn with 'role' and 'content', or an LLMTestCase with 'input'",
+    ]
+    with pytest.raises(ConversionError, match=r"^turns: is empty"):
+        from_deepeval({"turns": []})
+    with pytest.raises(ConversionError, match=r"^case: must be a ConversationalTestCase"):
+        from_deepeval({"messages": []})
+
+
+def test_real_deepeval_objects() -> None:
+    test_case = pytest.importorskip(
+        "deepeval.test_case", reason="deepeval is not installed (optional, heavy)"
+    )
+    theirs = test_case.ConversationalTestCase(**to_deepeval_dict(from_deepeval(CASE)))
+    assert from_deepeval(theirs) == from_deepeval(CASE)

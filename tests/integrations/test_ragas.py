@@ -1,0 +1,172 @@
+"""Ragas interop: its JSONL layout and objects in, the Ragas layout out, nothing lost."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel
+
+from convoeval import AIMessage, HumanMessage, MultiTurnSample, SystemMessage, ToolCall, ToolMessage
+from convoeval.integrations._errors import ConversionError
+from convoeval.integrations.ragas import (
+    from_ragas,
+    from_ragas_dataset,
+    to_ragas_dataset,
+    to_ragas_dict,
+    to_ragas_sample,
+)
+from convoeval.io import read_samples
+
+#: One line of a Ragas `EvaluationDataset.to_jsonl()` file (`sample.model_dump()` per line).
+RAGAS_LINE: dict[str, Any] = {
+    "user_input": [
+        {"content": "Book table 4 at 8pm", "metadata": None, "type": "human"},
+        {
+            "content": "",
+            "metadata": None,
+            "type": "ai",
+            "tool_calls": [{"name": "book", "args": {"table": 4, "time": "20:00"}}],
+        },
+        {"content": "booked", "metadata": None, "type": "tool"},
+        {
+            "content": "Table 4 is yours at 8pm.",
+            "metadata": {"lang": "en"},
+            "type": "ai",
+            "tool_calls": None,
+        },
+    ],
+    "reference": "The table is booked.",
+    "reference_tool_calls": [{"name": "book", "args": {"table": 4, "time": "20:00"}}],
+    "rubrics": None,
+    "reference_topics": ["restaurants"],
+}
+
+
+class _RagasLikeMessage(BaseModel):
+    """Same fields as Ragas's messages (Ragas is too heavy to install for the tests)."""
+
+    content: str
+    metadata: dict[str, Any] | None = None
+    type: Literal["human", "ai", "tool"]
+    tool_calls: list[dict[str, Any]] | None = None
+
+
+class _RagasLikeSample(BaseModel):
+    """Same fields as `ragas.MultiTurnSample`: read through `model_dump()`, duck-typed."""
+
+    user_input: list[_RagasLikeMessage]
+    reference: str | None = None
+    reference_tool_calls: list[dict[str, Any]] | None = None
+    rubrics: dict[str, str] | None = None
+    reference_topics: list[str] | None = None
+
+
+def test_ragas_jsonl_line_converts() -> None:
+    sample = from_ragas(RAGAS_LINE, id="r1")
+    assert [m.type for m in sample.user_input] == ["human", "ai", "tool", "ai"]
+    assert sample.predicted_tool_calls() == [
+        ToolCall(name="book", args={"table": 4, "time": "20:00"})
+    ]
+    assert sample.reference_topics == ["restaurants"] and sample.id == "r1"
+    assert sample.user_input[3].metadata == {"lang": "en"}
+
+
+def test_io_reads_ragas_jsonl_the_same_way(tmp_path: Path) -> None:
+    path = tmp_path / "ragas.jsonl"
+    path.write_text(json.dumps(RAGAS_LINE) + "\n", encoding="utf-8")
+    assert list(read_samples(path, format="ragas")) == [from_ragas(RAGAS_LINE)]
+
+
+def test_duck_typed_objects_and_datasets() -> None:
+    obj = _RagasLikeSample.model_validate(RAGAS_LINE)
+    assert from_ragas(obj) == from_ragas(RAGAS_LINE)
+
+    class Dataset:  # the shape of ragas.EvaluationDataset: a `samples` list
+        def __init__(self, samples: list[Any]) -> None:
+            self.samples = samples
+
+    assert from_ragas_dataset(Dataset([obj, RAGAS_LINE])) == [from_ragas(RAGAS_LINE)] * 2
+
+
+def test_export_keeps_ids_and_system_messages_in_ragas_metadata() -> None:
+    sample = MultiTurnSample(
+        user_input=[
+            SystemMessage(content="Be polite."),
+            HumanMessage(content="hi"),
+            AIMessage(content="", tool_calls=[ToolCall(name="f", args={"x": 1}, id="c1")]),
+            ToolMessage(content="r", tool_call_id="c1", metadata={"ms": 3}),
+            AIMessage(content="done"),
+            SystemMessage(content="(session closed)"),
+        ],
+        reference_tool_calls=[ToolCall(name="f", args={"x": 1}, id="c1")],
+        id="dropped",
+        metadata={"dropped": True},
+    )
+    data = to_ragas_dict(sample)
+    assert data == {
+        "user_input": [
+            {
+                "content": "hi",
+                "type": "human",
+                "metadata": {"convoeval": {"system_before": [{"content": "Be polite."}]}},
+            },
+            {
+                "content": "",
+                "type": "ai",
+                "tool_calls": [{"name": "f", "args": {"x": 1}}],
+                "metadata": {"convoeval": {"tool_call_ids": ["c1"]}},
+            },
+            {
+                "content": "r",
+                "type": "tool",
+                "metadata": {"ms": 3, "convoeval": {"tool_call_id": "c1"}},
+            },
+            {
+                "content": "done",
+                "type": "ai",
+                "metadata": {"convoeval": {"system_after": [{"content": "(session closed)"}]}},
+            },
+        ],
+        "reference_tool_calls": [{"name": "f", "args": {"x": 1}}],
+    }
+    _RagasLikeSample.model_validate(data)  # fits Ragas's fields
+    back = from_ragas(json.loads(json.dumps(data)))
+    expected = sample.model_copy(
+        update={
+            "id": None,
+            "metadata": None,
+            "reference_tool_calls": [ToolCall(name="f", args={"x": 1})],
+        }
+    )
+    assert back == expected
+
+
+def test_errors_name_the_problem() -> None:
+    with pytest.raises(ConversionError) as caught:
+        from_ragas({"messages": []})
+    assert caught.value.problems == [
+        "sample: must be a Ragas MultiTurnSample or its dict with 'user_input', got an object"
+    ]
+    bad = {"user_input": [{"content": "x", "type": "human"}, {"content": "r", "type": "tool"}]}
+    with pytest.raises(ConversionError) as caught:
+        from_ragas_dataset([RAGAS_LINE, bad])
+    assert caught.value.problems == [
+        "samples[1].user_input[1]: ToolMessage must be preceded by an AIMessage somewhere in the "
+        "conversation."
+    ]
+    only_system = MultiTurnSample(user_input=[SystemMessage(content="x")])
+    with pytest.raises(ConversionError, match="only system messages; Ragas has no system message"):
+        to_ragas_dict(only_system)
+
+
+def test_real_ragas_objects() -> None:
+    ragas = pytest.importorskip("ragas", reason="ragas is not installed (optional, heavy)")
+    sample = from_ragas(RAGAS_LINE)
+    theirs = to_ragas_sample(sample)
+    assert isinstance(theirs, ragas.MultiTurnSample)
+    assert from_ragas(theirs) == sample
+    dataset = to_ragas_dataset([sample])
+    assert from_ragas_dataset(dataset) == [sample]

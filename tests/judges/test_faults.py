@@ -1,0 +1,259 @@
+"""Every injected fault ends in a correct answer after retries or in a clean `JudgeError`.
+
+The server is a real socket on 127.0.0.1; each test asserts how many attempts it received.
+"""
+
+from __future__ import annotations
+
+import time
+from email.utils import formatdate
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from convoeval.judges import JudgeError, OpenAIJudge, Step
+from convoeval.judges.retry import RetryPolicy, parse_retry_after
+
+if TYPE_CHECKING:
+    from conftest import FaultServer, Verdict
+
+FAST = RetryPolicy(max_retries=3, base_delay_s=0.01, max_delay_s=0.05, max_retry_after_s=3.0)
+GOOD = {"verdict": True, "label": "yes"}
+INPUTS = {"statement": "the sea is salty"}
+
+
+def _judge(server: FaultServer, **options: Any) -> OpenAIJudge:
+    options.setdefault("api_key", "sk-fault-key")
+    options.setdefault("cache", False)
+    options.setdefault("retry", FAST)
+    options.setdefault("timeout", 5.0)
+    return OpenAIJudge("fault-model", base_url=server.url, **options)
+
+
+async def test_429_honours_retry_after_seconds(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    fault_server.error(429, "slow down", {"Retry-After": "1"}).reply(GOOD)
+    started = time.monotonic()
+    answer = await _judge(fault_server).run(verdict_step, INPUTS)
+    assert time.monotonic() - started >= 0.9
+    assert answer.output.verdict is True
+    assert fault_server.attempts == 2 and answer.usage.requests == 2
+
+
+async def test_429_honours_retry_after_http_date(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    when = formatdate(time.time() + 2, usegmt=True)
+    fault_server.error(429, "slow down", {"Retry-After": when}).reply(GOOD)
+    started = time.monotonic()
+    await _judge(fault_server).run(verdict_step, INPUTS)
+    assert time.monotonic() - started >= 0.5  # the date has one-second resolution
+    assert fault_server.attempts == 2
+
+
+async def test_429_retry_after_is_capped(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    fault_server.error(429, "come back in an hour", {"Retry-After": "3600"}).reply(GOOD)
+    policy = RetryPolicy(max_retries=2, base_delay_s=0.01, max_retry_after_s=0.2)
+    started = time.monotonic()
+    await _judge(fault_server, retry=policy).run(verdict_step, INPUTS)
+    assert time.monotonic() - started < 3
+    assert fault_server.attempts == 2
+
+
+async def test_429_without_end_fails_after_bounded_retries(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    fault_server.error(429, "quota", {"Retry-After": "0"}).forever()
+    with pytest.raises(JudgeError, match=r"statement_check.*gave up after 4 attempts.*429"):
+        await _judge(fault_server).run(verdict_step, INPUTS)
+    assert fault_server.attempts == 4  # one try + max_retries=3
+
+
+async def test_500s_are_retried_then_answered(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    fault_server.error(500).error(502).reply(GOOD)
+    judge = _judge(fault_server)
+    answer = await judge.run(verdict_step, INPUTS)
+    assert answer.output.label == "yes"
+    assert fault_server.attempts == 3 and answer.usage.requests == 3
+
+
+async def test_500s_forever_end_in_judge_error(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    fault_server.error(500, "boom").forever()
+    judge = _judge(fault_server, retry=RetryPolicy(max_retries=2, base_delay_s=0.01))
+    with pytest.raises(JudgeError, match="gave up after 3 attempts") as caught:
+        await judge.run(verdict_step, INPUTS)
+    assert caught.value.step == "statement_check"
+    assert fault_server.attempts == 3 and judge.total.requests == 3
+
+
+async def test_total_retry_time_is_bounded(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    fault_server.error(503).forever()
+    policy = RetryPolicy(
+        max_retries=100, base_delay_s=0.1, max_delay_s=0.1, jitter=0.0, max_total_s=0.5
+    )
+    started = time.monotonic()
+    with pytest.raises(JudgeError, match="retry time budget"):
+        await _judge(fault_server, retry=policy).run(verdict_step, INPUTS)
+    assert time.monotonic() - started < 2
+    assert 2 <= fault_server.attempts <= 6
+
+
+async def test_stall_past_timeout_is_retried(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    fault_server.stall(10).reply(GOOD)
+    started = time.monotonic()
+    answer = await _judge(fault_server, timeout=0.3).run(verdict_step, INPUTS)
+    assert time.monotonic() - started < 3
+    assert answer.output.verdict is True and fault_server.attempts == 2
+
+
+async def test_stalls_forever_end_in_judge_error(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    fault_server.stall(10).forever()
+    judge = _judge(fault_server, timeout=0.2, retry=RetryPolicy(max_retries=1, base_delay_s=0.01))
+    with pytest.raises(JudgeError, match="timed out"):
+        await judge.run(verdict_step, INPUTS)
+    assert fault_server.attempts == 2
+
+
+async def test_dropped_connection_is_retried(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    fault_server.drop().reply(GOOD)
+    answer = await _judge(fault_server).run(verdict_step, INPUTS)
+    assert answer.output.verdict is True and fault_server.attempts == 2
+
+
+async def test_dropped_connections_forever_end_in_judge_error(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    fault_server.drop().forever()
+    with pytest.raises(JudgeError, match="connection failed"):
+        await _judge(fault_server).run(verdict_step, INPUTS)
+    assert fault_server.attempts == 4
+
+
+async def test_malformed_json_is_reasked_quoting_the_error(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    fault_server.reply('{"verdict": true, "label": ').reply(GOOD)
+    answer = await _judge(fault_server).run(verdict_step, INPUTS)
+    assert answer.output.verdict is True
+    assert fault_server.attempts == 2 and answer.usage.requests == 2
+    reask = fault_server.bodies[1]["messages"]
+    assert reask[2] == {"role": "assistant", "content": '{"verdict": true, "label": '}
+    assert "does not match the output schema" in reask[3]["content"]
+    assert "Invalid JSON" in reask[3]["content"]
+
+
+async def test_off_schema_twice_ends_in_judge_error_with_raw_answer(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    fault_server.reply({"verdict": "perhaps", "label": "yes"}).reply({"answer": 42})
+    judge = _judge(fault_server)
+    with pytest.raises(JudgeError) as caught:
+        await judge.run(verdict_step, INPUTS)
+    message = str(caught.value)
+    assert "statement_check" in message and "after one re-ask" in message
+    assert caught.value.raw == '{"answer": 42}' and '{"answer": 42}' in message
+    assert fault_server.attempts == 2 and judge.total.requests == 2
+
+
+async def test_long_raw_answer_is_truncated_in_the_error(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    fault_server.reply("x" * 5000).forever()
+    with pytest.raises(JudgeError) as caught:
+        await _judge(fault_server).run(verdict_step, INPUTS)
+    assert len(str(caught.value)) < 2000 and "(5000 chars)" in str(caught.value)
+
+
+async def test_cut_off_answer_is_reasked_then_fails_cleanly(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    fault_server.reply('{"verdict": tr', finish_reason="length").forever()
+    with pytest.raises(JudgeError, match="cut off at the token limit"):
+        await _judge(fault_server).run(verdict_step, INPUTS)
+    assert fault_server.attempts == 2
+
+
+async def test_json_schema_rejection_falls_back_to_json_mode_and_is_remembered(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    fault_server.error(400, "response_format json_schema is not supported by this server")
+    fault_server.reply(GOOD).reply(GOOD)
+    answer = await _judge(fault_server).run(verdict_step, INPUTS)
+    assert answer.output.verdict is True
+    assert fault_server.attempts == 2 and answer.usage.requests == 2
+    assert fault_server.bodies[0]["response_format"]["type"] == "json_schema"
+    fallback = fault_server.bodies[1]
+    assert fallback["response_format"] == {"type": "json_object"}
+    system = fallback["messages"][0]["content"]
+    assert system.startswith(verdict_step.instructions)
+    assert '"label": {"enum": ["yes", "no"]' in system  # generated from the pydantic model
+
+    # Another judge instance on the same endpoint goes straight to JSON mode.
+    await _judge(fault_server).run(verdict_step, {"statement": "another"})
+    assert fault_server.attempts == 3
+    assert fault_server.bodies[2]["response_format"] == {"type": "json_object"}
+
+
+async def test_json_mode_rejection_falls_back_to_schema_in_prompt(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    fault_server.error(400, "unknown field response_format.json_schema")
+    fault_server.error(400, "response_format is not supported").reply(GOOD)
+    answer = await _judge(fault_server).run(verdict_step, INPUTS)
+    assert answer.output.label == "yes" and fault_server.attempts == 3
+    assert "response_format" not in fault_server.bodies[2]
+    assert "JSON schema" in fault_server.bodies[2]["messages"][0]["content"]
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+async def test_client_errors_are_not_retried(
+    fault_server: FaultServer, verdict_step: Step[Verdict], status: int
+) -> None:
+    fault_server.error(status, "you did something wrong").forever()
+    judge = _judge(fault_server, api_key="sk-must-not-leak")
+    with pytest.raises(JudgeError, match=f"HTTP {status}") as caught:
+        await judge.run(verdict_step, INPUTS)
+    assert fault_server.attempts == 1
+    assert "sk-must-not-leak" not in str(caught.value)
+
+
+async def test_non_json_http_body_is_a_judge_error(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    fault_server.raw(200, "<html>gateway says hi</html>")
+    with pytest.raises(JudgeError):
+        await _judge(fault_server).run(verdict_step, INPUTS)
+    assert fault_server.attempts == 1
+
+
+def test_retry_after_parsing() -> None:
+    assert parse_retry_after("3") == 3.0
+    assert parse_retry_after("0.5") == 0.5
+    assert parse_retry_after(None) is None and parse_retry_after("soon") is None
+    now = 1_700_000_000.0
+    assert parse_retry_after(formatdate(now + 30, usegmt=True), now=now) == pytest.approx(30)
+    assert parse_retry_after(formatdate(now - 30, usegmt=True), now=now) == 0.0
+
+
+def test_backoff_grows_and_is_capped() -> None:
+    policy = RetryPolicy(base_delay_s=0.5, max_delay_s=4.0, jitter=0.0, max_retry_after_s=10)
+    assert [policy.backoff(n) for n in (1, 2, 3, 4, 5)] == [0.5, 1.0, 2.0, 4.0, 4.0]
+    assert policy.backoff(1, retry_after=60) == 10
+    jittery = RetryPolicy(base_delay_s=1.0, jitter=0.25)
+    delays = {jittery.backoff(1) for _ in range(50)}
+    assert all(0.75 <= d <= 1.25 for d in delays) and len(delays) > 1

@@ -1,0 +1,109 @@
+"""`resolve_judge`: the accepted judge specs, their options, and clear errors for the rest."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import TYPE_CHECKING
+
+import pytest
+
+import convoeval.judges as judges
+from convoeval.judges import FakeJudge, Judge, OpenAIJudge, resolve_judge
+
+if TYPE_CHECKING:
+    from conftest import FaultServer
+
+PUBLIC = {
+    "Answer",
+    "FakeJudge",
+    "Judge",
+    "JudgeCache",
+    "JudgeError",
+    "OpenAIJudge",
+    "Step",
+    "StepUnsupported",
+    "Usage",
+    "resolve_judge",
+}
+
+
+def test_public_names() -> None:
+    assert set(judges.__all__) == PUBLIC
+    for name in PUBLIC:
+        assert getattr(judges, name) is not None
+
+
+def test_openai_spec_with_options(fault_server: FaultServer) -> None:
+    judge = resolve_judge(
+        "openai/meta-llama/Llama-3.1-8B",
+        base_url=fault_server.url,
+        api_key="sk-x",
+        concurrency=5,
+        cache=False,
+        timeout=7.5,
+        seed=42,
+    )
+    assert isinstance(judge, OpenAIJudge)
+    assert (
+        judge.model == "meta-llama/Llama-3.1-8B" and judge.name == "openai/meta-llama/Llama-3.1-8B"
+    )
+    assert (judge.timeout, judge.seed, judge.cache) == (7.5, 42, None)
+    described = judge.describe()
+    assert described["endpoint"] == fault_server.url and described["concurrency"] == 5
+    assert "sk-x" not in repr(described)
+
+
+def test_bare_model_name_is_an_openai_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    judge = resolve_judge("gpt-4o", cache=None, timeout=None)
+    assert isinstance(judge, OpenAIJudge)
+    assert judge.model == "gpt-4o" and judge.describe()["endpoint"] == "https://api.openai.com/v1"
+    assert judge.timeout == 60.0  # options left as None keep their defaults
+
+
+def test_judge_instance_is_returned_as_it_is() -> None:
+    fake = FakeJudge({})
+    assert resolve_judge(fake) is fake
+
+
+@pytest.mark.parametrize("spec", ["fake", "openai/", "anthropic/claude", "two words", "", "   "])
+def test_other_specs_are_refused_with_the_accepted_forms(spec: str) -> None:
+    with pytest.raises(ValueError, match="accepted forms: None or 'offline'"):
+        resolve_judge(spec)
+
+
+def test_fake_spec_points_to_the_class() -> None:
+    with pytest.raises(ValueError, match=r"FakeJudge\(script\)"):
+        resolve_judge("fake")
+
+
+def test_non_judge_objects_and_unknown_options_are_refused() -> None:
+    with pytest.raises(ValueError, match="accepted forms"):
+        resolve_judge(42)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="unknown judge options"):
+        resolve_judge("openai/m", base_url="http://127.0.0.1:9/v1", temperature=1)
+
+
+@pytest.mark.parametrize("spec", [None, "offline", "OFFLINE"])
+def test_offline_specs(spec: str | None) -> None:
+    offline = pytest.importorskip("convoeval.judges.offline")
+    if not hasattr(offline, "OfflineJudge"):
+        pytest.skip("convoeval.judges.offline.OfflineJudge is not written yet (owned elsewhere)")
+    judge = resolve_judge(spec, cache=False, concurrency=3)
+    assert isinstance(judge, offline.OfflineJudge) and isinstance(judge, Judge)
+    assert judge.name == "offline"
+
+
+def test_importing_the_judge_layer_loads_no_model() -> None:
+    code = (
+        "import sys, socket\n"
+        "def refuse(*a, **k): raise AssertionError('network at import time')\n"
+        "socket.socket.connect = refuse\n"
+        "import convoeval.judges\n"
+        "assert 'onnxruntime' not in sys.modules, 'onnxruntime loaded at import'\n"
+        "assert 'convoeval.judges.offline' not in sys.modules, 'offline judge imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
