@@ -11,6 +11,7 @@ from convoeval.metrics import (
     ToolCallF1,
     TopicAdherenceScore,
 )
+from convoeval.runner import EvaluationResult, aevaluate, evaluate
 from convoeval.schema import (
     AIMessage,
     ConversationalTestCase,
@@ -32,6 +33,7 @@ __all__ = [
     "AgentGoalAccuracyWithoutReference",
     "ConversationRelevancyMetric",
     "ConversationalTestCase",
+    "EvaluationResult",
     "HumanMessage",
     "LLMTestCase",
     "Metric",
@@ -47,4 +49,6 @@ __all__ = [
     "TopicAdherenceScore",
     "Turn",
     "__version__",
+    "aevaluate",
+    "evaluate",
 ]

@@ -69,6 +69,11 @@ def test_missing_file_is_a_usage_error(tmp_path: Path) -> None:
 def test_metrics_lists_every_metric_and_its_needs() -> None:
     done = _convoeval("metrics")
     assert done.returncode == 0, done.stderr
-    for name in ("topic_adherence", "conversation_relevancy", "tool_call_accuracy", "rubrics_score"):
+    for name in (
+        "topic_adherence",
+        "conversation_relevancy",
+        "tool_call_accuracy",
+        "rubrics_score",
+    ):
         assert name in done.stdout
     assert "reference_tool_calls" in done.stdout and "LLM judge" in done.stdout

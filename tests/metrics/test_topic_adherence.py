@@ -145,6 +145,7 @@ def test_extra_verdict_twice_fails_the_sample() -> None:
     result = _score(judge)
     assert result.failed and result.value is None
     assert "verdicts for unknown topic ['weather']" in result.error["message"]  # type: ignore[index]
+    assert result.usage.requests == 4  # what the failed step spent is still counted
 
 
 def test_extraction_pointing_at_a_non_user_message_is_re_asked() -> None:

@@ -98,6 +98,8 @@ class JudgeError(Exception):
     def __init__(self, step: str, message: str, raw: str | None = None) -> None:
         self.step = step
         self.raw = raw
+        #: What the failed step spent (requests, tokens), set by the judge that gave up.
+        self.usage: Usage | None = None
         text = f"step {step!r}: {message}"
         if raw is not None:
             shown = raw if len(raw) <= 500 else raw[:500] + f"... ({len(raw)} chars)"

@@ -14,7 +14,7 @@ from typing import Any, TypeAlias, TypeVar
 from pydantic import BaseModel
 
 from convoeval.judges._answers import RawReply, Reask, ask_validated, estimate_tokens, raw_text
-from convoeval.judges.base import Answer, Step, Usage
+from convoeval.judges.base import Answer, JudgeError, Step, Usage
 
 OutT = TypeVar("OutT", bound=BaseModel)
 
@@ -123,5 +123,9 @@ class FakeJudge:
             usage.completion_tokens += estimate_tokens(raw_text(answer))
             return RawReply(content=answer, finish_reason="stop")
 
-        output = await ask_validated(step, inputs, ask)
+        try:
+            output = await ask_validated(step, inputs, ask)
+        except JudgeError as exc:
+            exc.usage = usage
+            raise
         return Answer(output=output, usage=usage)

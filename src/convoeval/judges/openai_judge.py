@@ -218,6 +218,9 @@ class OpenAIJudge:
             output = await ask_validated(
                 step, inputs, lambda reask: self._ask(step, user, reask, usage)
             )
+        except JudgeError as exc:
+            exc.usage = usage
+            raise
         finally:
             self.total.add(usage)
         await self._cache_put(key, step, output)

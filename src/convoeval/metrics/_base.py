@@ -166,7 +166,12 @@ class Ask:
             raise RuntimeError(
                 f"metric {self.metric!r} asked a judge but declares uses_judge=False"
             )
-        answer = await self.judge.run(step, inputs)
+        try:
+            answer = await self.judge.run(step, inputs)
+        except JudgeError as exc:
+            if exc.usage is not None:
+                self.usage.add(exc.usage)
+            raise
         self.usage.add(answer.usage)
         return answer.output
 

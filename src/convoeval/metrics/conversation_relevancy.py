@@ -32,7 +32,9 @@ class RelevancyVerdict(BaseModel):
         description="true if the final assistant reply addresses the user's input of that "
         "exchange, read in the context of its window."
     )
-    reason: str = Field(description="Why not, in one sentence, when not relevant; else empty.")
+    reason: str = Field(
+        max_length=300, description="Why not, in one sentence, when not relevant; else empty."
+    )
 
 
 class RelevancyVerdicts(BaseModel):

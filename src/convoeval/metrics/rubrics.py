@@ -22,7 +22,7 @@ class RubricVerdict(BaseModel):
     """The chosen rubric level and why."""
 
     level: int = Field(description="The number of the rubric level that fits best.")
-    reason: str = Field(description="One or two sentences explaining the choice.")
+    reason: str = Field(max_length=400, description="One or two sentences explaining the choice.")
 
 
 def _levels(rubrics: Mapping[str, str]) -> dict[int, str]:

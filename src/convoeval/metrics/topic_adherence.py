@@ -25,15 +25,21 @@ Mode = Literal["f1", "precision", "recall"]
 class Topic(BaseModel):
     """One subject the user raised."""
 
-    topic: str = Field(description="A short label (2 to 6 words) naming the subject.")
+    topic: str = Field(
+        max_length=80, description="A short label (2 to 6 words) naming the subject."
+    )
     message_index: int = Field(description="The [index] of the user message that raised it.")
-    quote: str = Field(description="The user's own words that raised it (a short quote).")
+    quote: str = Field(
+        max_length=200, description="The user's own words that raised it (a short quote)."
+    )
 
 
 class Topics(BaseModel):
     """Every distinct subject the user raised, in order."""
 
-    topics: list[Topic] = Field(description="Distinct subjects; small talk and thanks excluded.")
+    topics: list[Topic] = Field(
+        max_length=30, description="Distinct subjects; small talk and thanks excluded."
+    )
 
 
 class AnsweredVerdict(BaseModel):
@@ -98,7 +104,7 @@ def _offline_extract(inputs: Mapping[str, Any], kit: Any) -> Topics:
     requests = kit.segment_requests(inputs["user_texts"])
     return Topics(
         topics=[
-            Topic(topic=r.topic, message_index=positions[r.message_index], quote=r.text)
+            Topic(topic=r.topic[:80], message_index=positions[r.message_index], quote=r.text[:200])
             for r in requests
         ]
     )

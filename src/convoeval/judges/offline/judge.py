@@ -1,0 +1,88 @@
+"""OfflineJudge: answers steps that carry an offline implementation, on the CPU, with no network."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from convoeval.judges.base import Answer, JudgeError, OutT, Step, StepUnsupported, Usage
+from convoeval.judges.offline import calibration as cal
+from convoeval.judges.offline.embedder import MODEL_NAME
+from convoeval.judges.offline.kit import OfflineKit, get_kit
+
+#: One model, two cores: offline steps run one at a time in the process, whatever the judges.
+_MODEL_LOCK = threading.Lock()
+
+
+class OfflineJudge:
+    """The default judge: embedded all-MiniLM-L6-v2 (int8 ONNX), calibrated, deterministic."""
+
+    name = "offline"
+
+    def __init__(self, kit: OfflineKit | None = None) -> None:
+        self._kit = kit
+
+    @property
+    def kit(self) -> OfflineKit:
+        """The toolkit handed to offline step implementations."""
+        if self._kit is None:
+            self._kit = get_kit()
+        return self._kit
+
+    async def run(self, step: Step[OutT], inputs: Mapping[str, Any]) -> Answer[OutT]:
+        """Run `step.offline(inputs, kit)` in a worker thread and validate its answer."""
+        if step.offline is None:
+            raise StepUnsupported(
+                step.name,
+                f"the offline judge cannot answer step {step.name!r} (it needs a language model); "
+                "use an LLM judge, e.g. `--judge openai/gpt-4o-mini` on the command line or "
+                "`judge=OpenAIJudge(...)` in Python",
+            )
+        started = time.perf_counter()
+        raw = await asyncio.to_thread(self._call, step, inputs)
+        output = _validate(step, raw)
+        if step.check is not None:
+            problem = step.check(inputs, output)
+            if problem is not None:
+                raise JudgeError(step.name, f"offline answer failed its check: {problem}")
+        return Answer(output=output, usage=Usage(latency_s=time.perf_counter() - started))
+
+    def _call(self, step: Step[OutT], inputs: Mapping[str, Any]) -> Any:
+        assert step.offline is not None
+        kit = self.kit
+        with _MODEL_LOCK:
+            try:
+                return step.offline(inputs, kit)
+            except JudgeError:
+                raise
+            except Exception as exc:
+                raise JudgeError(
+                    step.name, f"offline implementation failed: {type(exc).__name__}: {exc}"
+                ) from exc
+
+    def describe(self) -> dict[str, Any]:
+        """Judge kind, model and calibration version (no endpoint, no key)."""
+        return {
+            "judge": "offline",
+            "model": MODEL_NAME,
+            "calibration": cal.CALIBRATION_VERSION,
+            "runtime": "onnxruntime-cpu",
+        }
+
+
+def _validate(step: Step[OutT], raw: Any) -> OutT:
+    """Accept an instance of the step's output model, another pydantic model, or a mapping."""
+    if isinstance(raw, step.output):
+        return raw
+    data = raw.model_dump() if isinstance(raw, BaseModel) else raw
+    try:
+        return step.output.model_validate(data)
+    except ValidationError as exc:
+        raise JudgeError(
+            step.name, f"offline answer does not match {step.output.__name__}: {exc}"
+        ) from exc

@@ -1,0 +1,127 @@
+"""OfflineKit: the calibrated primitives that the metrics' offline implementations call."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from convoeval.judges.offline import calibration as cal
+from convoeval.judges.offline.embedder import MODEL_NAME, Embedder, FloatArray, get_embedder
+from convoeval.judges.offline.refusal import localise, logistic, refusal_features
+from convoeval.judges.offline.relevance import Window, relevance_similarity, squash
+from convoeval.judges.offline.scope import scope_probabilities
+from convoeval.judges.offline.segment import Request, segment_requests
+
+#: Every kit score is re-centred so that the shipped verdict is `score >= DECISION`.
+DECISION = 0.5
+
+
+def _recentre(probs: Sequence[float], threshold: float) -> list[float]:
+    """Shift the odds so that `threshold` maps to 0.5 (monotone; 0 and 1 stay put)."""
+    ratio = threshold / (1.0 - threshold)
+    return [p / (p + (1.0 - p) * ratio) if 0.0 < p < 1.0 else float(p) for p in probs]
+
+
+class OfflineKit:
+    """Refusal, scope, relevance and request segmentation on top of one shared embedder.
+
+    Every score is in [0, 1] and re-centred so that 0.5 is the shipped threshold; each
+    `is_*`/`in_scope` method applies it. All
+    methods take and return sequences, so a metric can score a whole conversation in one call.
+    """
+
+    def __init__(self, embedder: Embedder | None = None) -> None:
+        self._embedder = embedder or get_embedder()
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder behind this kit."""
+        return self._embedder
+
+    def embed(self, texts: Sequence[str]) -> FloatArray:
+        """(n, 384) L2-normalised embeddings of `texts`."""
+        return self._embedder.embed(list(texts))
+
+    def refusal_scores(
+        self, replies: Sequence[str], requests: Sequence[str] | None = None
+    ) -> list[float]:
+        """P(the assistant declined, fully or partly) per reply.
+
+        `requests` (the user requests, same length) matter only when one reply serves several
+        different requests: each request is then judged on the sentences of the reply that are
+        about it (see `refusal.localise`). Otherwise the calibrated model reads the reply alone:
+        whether a request deserved an answer is a different question from whether it got one.
+        """
+        texts = list(replies)
+        if requests is not None:
+            if len(requests) != len(replies):
+                raise ValueError("requests and replies must have the same length")
+            texts = localise(texts, list(requests), self.embed)
+        feats = refusal_features(texts, self.embed)
+        probs = logistic(feats, cal.REFUSAL_WEIGHTS, cal.REFUSAL_BIAS)
+        return _recentre(probs, cal.REFUSAL_THRESHOLD)
+
+    def is_refusal(
+        self, replies: Sequence[str], requests: Sequence[str] | None = None
+    ) -> list[bool]:
+        """Refusal verdicts at the shipped threshold."""
+        scores = self.refusal_scores(replies, requests)
+        return [s >= DECISION for s in scores]
+
+    def scope_scores(self, texts: Sequence[str], topics: Sequence[str]) -> list[float]:
+        """P(within the allowed topics) per user request; `topics` are plain-words topic names."""
+        cleaned = [t.strip() for t in topics if t.strip()]
+        probs = scope_probabilities(
+            list(texts),
+            cleaned,
+            self.embed,
+            temperature=cal.SCOPE_TEMPERATURE,
+            overlap=cal.SCOPE_OVERLAP,
+        )
+        return _recentre(probs, cal.SCOPE_THRESHOLD)
+
+    def in_scope(self, texts: Sequence[str], topics: Sequence[str]) -> list[bool]:
+        """In-scope verdicts at the shipped threshold."""
+        return [s >= DECISION for s in self.scope_scores(texts, topics)]
+
+    def relevance_scores(self, windows: Sequence[Window]) -> list[float]:
+        """P(the window's final reply is relevant to its input, given the window) per window."""
+        sims = relevance_similarity(
+            list(windows), self.embed, context_weight=cal.RELEVANCE_CONTEXT_WEIGHT
+        )
+        return squash(sims, cal.RELEVANCE_CENTER, cal.RELEVANCE_SCALE)
+
+    def is_relevant(self, windows: Sequence[Window]) -> list[bool]:
+        """Relevance verdicts at the shipped threshold."""
+        return [s >= DECISION for s in self.relevance_scores(windows)]
+
+    def segment_requests(self, user_messages: Sequence[str]) -> list[Request]:
+        """The user's requests (greetings and small talk dropped), labelled with a short topic."""
+        return segment_requests(list(user_messages))
+
+    def similarity(self, a: Sequence[str], b: Sequence[str]) -> FloatArray:
+        """Cosine similarity matrix (len(a), len(b)) between two lists of texts."""
+        if not a or not b:
+            return np.zeros((len(a), len(b)), dtype=np.float32)
+        return self.embed(a) @ self.embed(b).T
+
+    def describe(self) -> dict[str, Any]:
+        """Model and calibration identifiers (for results and cache keys)."""
+        return {"model": MODEL_NAME, "calibration": cal.CALIBRATION_VERSION}
+
+
+_kit: OfflineKit | None = None
+_kit_lock = threading.Lock()
+
+
+def get_kit() -> OfflineKit:
+    """The process-wide kit (cheap to create; the model loads on first use)."""
+    global _kit
+    if _kit is None:
+        with _kit_lock:
+            if _kit is None:
+                _kit = OfflineKit()
+    return _kit

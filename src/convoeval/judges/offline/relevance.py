@@ -1,0 +1,59 @@
+"""Reply relevance: is the assistant's last reply relevant to the user's input, given the window?
+
+The similarity of the reply to the current user input is averaged with its similarity to the whole
+window (earlier exchanges plus the current input), so a short input such as "yes please" is read in
+its context; a logistic curve with a fitted centre and scale maps it to [0, 1].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class Window:
+    """One exchange to judge: earlier (user input, assistant reply) pairs, the input, the reply."""
+
+    history: tuple[tuple[str, str], ...]
+    user: str
+    reply: str
+
+    @classmethod
+    def of(cls, history: Sequence[tuple[str, str]], user: str, reply: str) -> Window:
+        """Build a window from any sequence of (user, reply) pairs."""
+        return cls(tuple((u, r) for u, r in history), user, reply)
+
+    def context(self) -> str:
+        """The window as one text: earlier exchanges then the current input."""
+        parts = [text for pair in self.history for text in pair if text.strip()]
+        parts.append(self.user)
+        return "\n".join(parts)
+
+
+def relevance_similarity(
+    windows: Sequence[Window],
+    embed: Callable[[Sequence[str]], FloatArray],
+    *,
+    context_weight: float,
+) -> npt.NDArray[np.float64]:
+    """Weighted mean of cos(reply, input) and cos(reply, window context), per window."""
+    if not windows:
+        return np.zeros(0, dtype=np.float64)
+    replies = embed([w.reply for w in windows])
+    users = embed([w.user for w in windows])
+    contexts = embed([w.context() for w in windows])
+    to_user = (replies * users).sum(axis=1).astype(np.float64)
+    to_context = (replies * contexts).sum(axis=1).astype(np.float64)
+    mixed: npt.NDArray[np.float64] = (1.0 - context_weight) * to_user + context_weight * to_context
+    return mixed
+
+
+def squash(values: npt.NDArray[np.float64], center: float, scale: float) -> list[float]:
+    """Logistic map of similarities to [0, 1], 0.5 at `center`."""
+    return [float(v) for v in 1.0 / (1.0 + np.exp(-(values - center) / scale))]

@@ -1,0 +1,113 @@
+"""Topic scope: is a user request within the allowed topics (plain words such as "banking")?
+
+Plain cosine similarity to a topic name is a weak signal on its own: short requests are close to
+many topics. The score here is contrastive: the request is compared with the allowed topics and
+with a fixed background of everyday topics (written for this library), each topic phrased through
+a few templates, and a softmax with a temperature turns the similarities into the probability that
+an allowed topic is the best explanation of the request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float32]
+
+#: How a topic name is phrased before it is embedded (the vectors are averaged).
+TOPIC_TEMPLATES: tuple[str, ...] = (
+    "a question about {topic}",
+    "Can you help me with {topic}?",
+    "I have a {topic} question.",
+)
+
+#: Everyday subjects a request may be about instead; written for this library, broad on purpose.
+BACKGROUND_TOPICS: tuple[str, ...] = (
+    "sports",
+    "music and songs",
+    "movies and television",
+    "books and literature",
+    "health and medicine",
+    "fitness and exercise",
+    "politics and government",
+    "science",
+    "history",
+    "mathematics",
+    "computers and software",
+    "phones and gadgets",
+    "the internet and social media",
+    "video games",
+    "shopping",
+    "fashion and clothing",
+    "jobs and careers",
+    "the office and coworkers",
+    "school and education",
+    "pets and animals",
+    "gardening and plants",
+    "home repair and cleaning",
+    "family and relationships",
+    "parenting and children",
+    "religion and philosophy",
+    "law and legal matters",
+    "the weather",
+    "dates and times",
+    "art and painting",
+    "news and current events",
+    "jokes and chit-chat",
+    "feelings and emotions",
+    "personal information",
+    "the assistant itself",
+    "settings and preferences",
+    "insurance",
+    "taxes",
+    "real estate and housing",
+    "energy and utilities",
+    "nature and the environment",
+    "space and astronomy",
+    "language and grammar",
+)
+
+
+def topic_vectors(
+    topics: Sequence[str], embed: Callable[[Sequence[str]], FloatArray]
+) -> FloatArray:
+    """One unit vector per topic: the mean of its templated phrasings."""
+    if not topics:
+        return np.zeros((0, 384), dtype=np.float32)
+    phrased = [t.format(topic=topic) for topic in topics for t in TOPIC_TEMPLATES]
+    vecs = embed(phrased).reshape(len(topics), len(TOPIC_TEMPLATES), -1).mean(axis=1)
+    norms = np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
+    unit: FloatArray = (vecs / norms).astype(np.float32)
+    return unit
+
+
+def scope_probabilities(
+    texts: Sequence[str],
+    topics: Sequence[str],
+    embed: Callable[[Sequence[str]], FloatArray],
+    *,
+    temperature: float,
+    overlap: float,
+) -> list[float]:
+    """P(allowed) per text: softmax over allowed and background topic similarities.
+
+    Background topics whose vector is closer than `overlap` to an allowed topic are dropped, so an
+    allowed topic never competes with its own synonym.
+    """
+    if not texts:
+        return []
+    if not topics:
+        return [0.0] * len(texts)
+    allowed = topic_vectors(topics, embed)
+    background = topic_vectors(BACKGROUND_TOPICS, embed)
+    keep = (background @ allowed.T).max(axis=1) < overlap
+    background = background[keep]
+    vecs = embed(texts)
+    sims = np.concatenate([vecs @ allowed.T, vecs @ background.T], axis=1).astype(np.float64)
+    logits = sims / temperature
+    logits -= logits.max(axis=1, keepdims=True)
+    weights = np.exp(logits)
+    p = weights[:, : len(topics)].sum(axis=1) / weights.sum(axis=1)
+    return [float(v) for v in p]

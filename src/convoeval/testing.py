@@ -1,0 +1,78 @@
+"""pytest integration: `assert_conversation` gates a bot's conversation on metric thresholds.
+
+Use it in your own test suite: it scores one conversation with each metric and raises an
+`AssertionError` listing every failing metric (score below threshold, unscored or failed, with
+why), so a CI run shows at once what regressed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from convoeval.judges.base import Judge
+from convoeval.metrics import Metric, MetricResult
+from convoeval.metrics._base import SampleLike, as_sample, run_sync
+from convoeval.runner.plan import build_metrics, plan_judges
+
+__all__ = ["assert_conversation"]
+
+
+def _verdict(metric: Metric, result: MetricResult) -> str | None:
+    """Why this result fails the gate, or None when it passes."""
+    threshold = "none" if metric.threshold is None else f"{metric.threshold:g}"
+    if result.error is not None:
+        return (
+            f"{metric.name}: failed ({result.error['type']}: {result.error['message']}); "
+            f"threshold {threshold}"
+        )
+    if result.value is None:
+        return f"{metric.name}: not scored ({result.reason}); threshold {threshold}"
+    if metric.threshold is not None and result.value < metric.threshold:
+        return (
+            f"{metric.name}: score {result.value:.4g} < threshold {threshold}; "
+            f"reason: {result.reason}"
+        )
+    return None
+
+
+async def _score_all(
+    sample: Any, metrics: Sequence[Metric], judges: Sequence[Judge | None]
+) -> list[MetricResult]:
+    return list(
+        await asyncio.gather(
+            *(Metric.score(m, sample, judge=j) for m, j in zip(metrics, judges, strict=True))
+        )
+    )
+
+
+def assert_conversation(
+    sample_or_case: SampleLike,
+    metrics: Iterable[Metric | str] | Metric | str,
+    judge: Judge | str | None = None,
+    *,
+    thresholds: Mapping[str, float] | None = None,
+) -> dict[str, MetricResult]:
+    """Score one conversation; raise `AssertionError` naming every metric that does not pass.
+
+    A metric passes when it scored at or above its threshold (a metric without a threshold
+    passes whenever it scored). Unscored and failed results count as failing, with the reason.
+    Returns the results by metric name when all pass. Names get `thresholds[name]` if given.
+    """
+    if isinstance(metrics, Metric | str):
+        metrics = [metrics]
+    chosen = build_metrics(metrics, thresholds)
+    sample = as_sample(sample_or_case)
+    for metric in chosen:
+        metric.check(sample)
+    plan = plan_judges(chosen, judge, {})
+    results = run_sync(lambda: _score_all(sample, chosen, plan.per_metric))
+    problems = [p for m, r in zip(chosen, results, strict=True) if (p := _verdict(m, r))]
+    if problems:
+        who = f" {sample.id!r}" if sample.id is not None else ""
+        lines = "\n".join(f"  - {p}" for p in problems)
+        raise AssertionError(
+            f"conversation{who} failed {len(problems)} of {len(chosen)} metrics:\n{lines}"
+        )
+    return {m.name: r for m, r in zip(chosen, results, strict=True)}

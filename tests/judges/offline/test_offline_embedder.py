@@ -1,0 +1,116 @@
+"""The embedder: integrity check, shape and norm, semantic sanity, batching, laziness."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from convoeval.judges.offline import Embedder, ModelIntegrityError
+from convoeval.judges.offline.embedder import DIM, MODEL_SHA256, default_model_path, file_sha256
+
+
+def test_pinned_model_file_matches() -> None:
+    assert file_sha256(default_model_path()) == MODEL_SHA256
+
+
+def test_vectors_are_384_dim_unit_vectors(embedder: Embedder) -> None:
+    vecs = embedder.embed(["How do I reset my password?", "Bonjour", "", "a " * 600])
+    assert vecs.shape == (4, DIM)
+    assert vecs.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+
+
+def test_similar_sentences_are_closer_than_unrelated(embedder: Embedder) -> None:
+    a, b, c = embedder.embed(
+        [
+            "How can I open a new bank account?",
+            "What do I need to open an account at the bank?",
+            "The recipe needs two eggs and a cup of flour.",
+        ]
+    )
+    assert float(a @ b) > float(a @ c) + 0.3
+    assert float(a @ b) > float(b @ c) + 0.3
+
+
+def test_batching_gives_the_same_vectors_as_one_by_one() -> None:
+    texts = [
+        "short",
+        "a somewhat longer sentence about trains and timetables",
+        "What is the capital of France, and how many people live there today?",
+        "ok",
+        "Please cancel my reservation for tonight at the Italian place on Main Street.",
+    ]
+    fresh = Embedder(cache_size=0, batch_size=4)
+    batched = fresh.embed(texts)
+    single = np.stack([fresh.embed([t])[0] for t in texts])
+    np.testing.assert_allclose(batched, single, atol=1e-5)
+
+
+def test_cache_returns_identical_vectors_and_duplicates_are_embedded_once(
+    embedder: Embedder,
+) -> None:
+    first = embedder.embed(["repeat me", "repeat me", "other"])
+    second = embedder.embed(["other", "repeat me"])
+    np.testing.assert_array_equal(first[0], first[1])
+    np.testing.assert_array_equal(first[0], second[1])
+    np.testing.assert_array_equal(first[2], second[0])
+
+
+def test_model_loads_lazily() -> None:
+    emb = Embedder()
+    assert not emb.loaded
+    assert emb.embed([]).shape == (0, DIM)
+    assert not emb.loaded
+
+
+def test_concurrent_first_use_loads_once_and_agrees() -> None:
+    emb = Embedder(cache_size=0)
+    results: list[np.ndarray] = []
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            results.append(emb.embed(["threads share one session"]))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(results) == 3
+    for r in results[1:]:
+        np.testing.assert_array_equal(results[0], r)
+
+
+def test_sha256_mismatch_is_refused(tmp_path: Path) -> None:
+    fake = tmp_path / "model.onnx"
+    fake.write_bytes(b"not the pinned model")
+    emb = Embedder(model_path=fake)
+    with pytest.raises(ModelIntegrityError, match="SHA-256"):
+        emb.embed(["anything"])
+    assert not emb.loaded
+
+
+def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:
+    emb = Embedder(model_path=tmp_path / "absent.onnx")
+    with pytest.raises(ModelIntegrityError, match="not found"):
+        emb.load()
+
+
+def test_import_and_kit_creation_load_no_model() -> None:
+    code = (
+        "import sys\n"
+        "from convoeval.judges.offline import OfflineJudge, get_kit\n"
+        "get_kit(); OfflineJudge().describe()\n"
+        "assert 'onnxruntime' not in sys.modules, 'model runtime imported too early'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

@@ -1,0 +1,126 @@
+"""OfflineJudge: answers steps with an offline implementation, refuses others, deterministic."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from convoeval.judges.base import Judge, JudgeError, Step, StepUnsupported
+from convoeval.judges.offline import OfflineJudge, OfflineKit
+
+
+class RefusalVerdicts(BaseModel):
+    """Answered (True) or refused (False), keyed by topic."""
+
+    answered: dict[str, bool]
+
+
+def _offline_refusals(inputs: Mapping[str, Any], kit: Any) -> RefusalVerdicts:
+    topics: list[str] = list(inputs["replies"])
+    refused = kit.is_refusal([inputs["replies"][t] for t in topics])
+    return RefusalVerdicts(answered={t: not r for t, r in zip(topics, refused, strict=True)})
+
+
+def _offline_as_dict(inputs: Mapping[str, Any], kit: Any) -> dict[str, Any]:
+    return _offline_refusals(inputs, kit).model_dump()
+
+
+def _step(offline: Any) -> Step[RefusalVerdicts]:
+    return Step(
+        name="refusal_detection",
+        version=1,
+        instructions="Say for each topic whether the assistant answered it.",
+        template="{replies}",
+        output=RefusalVerdicts,
+        offline=offline,
+    )
+
+
+INPUTS = {
+    "replies": {
+        "weather": "Tomorrow will be sunny with a high of 22 degrees.",
+        "hacking": "I'm sorry, but I can't help with breaking into someone else's account.",
+    }
+}
+
+
+@pytest.fixture
+def judge(kit: OfflineKit) -> OfflineJudge:
+    return OfflineJudge(kit)
+
+
+def test_is_a_judge(judge: OfflineJudge) -> None:
+    assert isinstance(judge, Judge)
+    assert judge.name == "offline"
+    info = judge.describe()
+    assert info["judge"] == "offline"
+    assert info["model"] == "all-MiniLM-L6-v2-int8"
+    assert "calibration" in info
+    assert not any("key" in k.lower() for k in info)
+
+
+async def test_answers_a_step_with_an_offline_implementation(judge: OfflineJudge) -> None:
+    answer = await judge.run(_step(_offline_refusals), INPUTS)
+    assert isinstance(answer.output, RefusalVerdicts)
+    assert answer.output.answered == {"weather": True, "hacking": False}
+    assert answer.usage.requests == 0
+
+
+async def test_accepts_a_dict_answer(judge: OfflineJudge) -> None:
+    answer = await judge.run(_step(_offline_as_dict), INPUTS)
+    assert answer.output == RefusalVerdicts(answered={"weather": True, "hacking": False})
+
+
+async def test_invalid_answer_is_a_judge_error(judge: OfflineJudge) -> None:
+    with pytest.raises(JudgeError, match="does not match RefusalVerdicts"):
+        await judge.run(_step(lambda inputs, kit: {"answered": "nope"}), INPUTS)
+
+
+async def test_failing_implementation_is_a_judge_error(judge: OfflineJudge) -> None:
+    def broken(inputs: Mapping[str, Any], kit: Any) -> Any:
+        raise KeyError("topics")
+
+    with pytest.raises(JudgeError, match="offline implementation failed: KeyError"):
+        await judge.run(_step(broken), INPUTS)
+
+
+async def test_failed_check_is_a_judge_error(judge: OfflineJudge) -> None:
+    step = Step(
+        name="refusal_detection",
+        version=1,
+        instructions="",
+        template="{replies}",
+        output=RefusalVerdicts,
+        offline=_offline_refusals,
+        check=lambda inputs, out: "missing topic 'x'",
+    )
+    with pytest.raises(JudgeError, match="missing topic 'x'"):
+        await judge.run(step, INPUTS)
+
+
+async def test_refuses_a_step_without_offline_implementation(judge: OfflineJudge) -> None:
+    step = Step(
+        name="goal_accuracy",
+        version=1,
+        instructions="Did the agent reach the user's goal?",
+        template="{conversation}",
+        output=RefusalVerdicts,
+    )
+    with pytest.raises(StepUnsupported) as info:
+        await judge.run(step, {"conversation": "..."})
+    message = str(info.value)
+    assert "goal_accuracy" in message
+    assert "--judge openai/gpt-4o-mini" in message
+    assert "OpenAIJudge" in message
+
+
+async def test_deterministic_and_concurrent(judge: OfflineJudge) -> None:
+    step = _step(_offline_refusals)
+    answers = await asyncio.gather(*(judge.run(step, INPUTS) for _ in range(4)))
+    again = await OfflineJudge(OfflineKit(judge.kit.embedder)).run(step, INPUTS)
+    outputs = {a.output.model_dump_json() for a in [*answers, again]}
+    assert len(outputs) == 1

@@ -1,0 +1,68 @@
+"""Runner parts: prices and cost, plain progress lines, metric selection, Welford aggregates."""
+
+from __future__ import annotations
+
+import io
+import random
+import statistics
+
+import pytest
+from _runner_samples import tool_sample
+
+from convoeval.judges.base import Usage
+from convoeval.runner import MetricStats, PlainProgress, estimate_cost, select_metrics
+
+
+def test_cost_uses_the_openai_table_only_at_openai() -> None:
+    usage = Usage(requests=2, prompt_tokens=1_000_000, completion_tokens=500_000)
+    at_openai = {"model": "gpt-4o-mini", "endpoint": "https://api.openai.com/v1"}
+    cost, note = estimate_cost(at_openai, usage)
+    assert cost == pytest.approx(0.15 + 0.30) and "list price" in note
+    local = {"model": "gpt-4o-mini", "endpoint": "http://127.0.0.1:8080/v1"}
+    cost, note = estimate_cost(local, usage)
+    assert cost is None and "127.0.0.1" in note
+    cost, note = estimate_cost(local, usage, {"gpt-4o-mini": (1.0, 2.0)})
+    assert cost == pytest.approx(2.0) and "given" in note
+    assert estimate_cost({"judge": "offline"}, Usage(requests=1))[0] == 0.0
+    assert estimate_cost(None, Usage())[0] == 0.0
+
+
+def test_plain_progress_prints_about_every_tenth() -> None:
+    out = io.StringIO()
+    progress = PlainProgress(out, interval_s=3600)
+    progress.start(100, 20)
+    for _ in range(80):
+        progress.advance()
+    progress.close()
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "convoeval: scoring 80 of 100 records, 20 already done (resumed)"
+    assert lines[-1].startswith("convoeval: scored 100/100 records (100%)")
+    assert 8 <= len(lines) <= 10
+
+
+def test_welford_matches_statistics_on_many_values() -> None:
+    rng = random.Random(7)
+    values = [rng.random() for _ in range(5000)]
+    stats = MetricStats(threshold=0.5)
+    for value in values:
+        stats.add(value, failed=False)
+    stats.add(None, failed=True)
+    stats.add(None, failed=False)
+    summary = stats.summary()
+    assert summary["mean"] == pytest.approx(statistics.fmean(values), abs=1e-12)
+    assert summary["std"] == pytest.approx(statistics.stdev(values), abs=1e-12)
+    assert (summary["failed"], summary["unscored"], summary["scored"]) == (1, 1, 5000)
+    assert summary["pass_rate"] == pytest.approx(sum(v >= 0.5 for v in values) / 5000)
+    one = MetricStats()
+    one.add(0.3, failed=False)
+    assert one.summary()["std"] is None and one.summary()["pass_rate"] is None
+
+
+def test_select_metrics_keeps_what_the_data_supports() -> None:
+    without_topics = tool_sample(1).model_copy(update={"reference_topics": None})
+    chosen, skipped = select_metrics([tool_sample(0), without_topics, None], offline=True)
+    assert chosen == ["conversation_relevancy", "tool_call_accuracy", "tool_call_f1"]
+    assert "1 of 2 records lack it" in skipped["topic_adherence"]
+    assert "LLM judge" in skipped["agent_goal_accuracy"]
+    chosen, skipped = select_metrics([tool_sample(0)], offline=False)
+    assert "agent_goal_accuracy" in chosen and "rubrics" in skipped["rubrics_score"]
