@@ -1,12 +1,14 @@
 """Agreement of the offline judge with people, on the labelled dev files in ../shared/data.
 
 Usage: python benchmarks/agreement.py [--xstest FILE] [--clinc FILE] [--dbdc3 FILE] [--fit]
+       python benchmarks/agreement.py --judge openai/MODEL [--base-url URL] [--limit N]
 
 Prints one `name: value` line per figure. With --fit it also refits the few calibrated constants on
 the given files and prints them as a block for src/convoeval/judges/offline/calibration.py; the
 figures printed alongside are then for the refitted constants. Every fitted figure also gets a
 5-fold cross-validated estimate (`.cv5`), where the fit is redone on four folds and scored on the
-fifth, so that the dev figure's optimism can be judged.
+fifth, so that the dev figure's optimism can be judged. With --judge SPEC the same datasets go
+through the metric steps with that judge instead (benchmarks/_agreement_llm.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import numpy.typing as npt
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from convoeval.judges.offline import calibration as cal  # noqa: E402
 from convoeval.judges.offline import refusal, scope  # noqa: E402
@@ -357,9 +360,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--clinc", type=Path, default=DATA / "clinc150_scope_dev.jsonl")
     parser.add_argument("--dbdc3", type=Path, default=DATA / "dbdc3_breakdown_dev.jsonl")
     parser.add_argument("--fit", action="store_true", help="refit the calibrated constants")
-    # A `--judge SPEC` option (LLM judges through the metric steps) belongs here; it will be
-    # added once the metric steps exist. Today every figure comes from the offline kit.
+    parser.add_argument("--judge", help="run through the metric steps with this judge spec")
+    parser.add_argument("--base-url", help="OpenAI-compatible server (or OPENAI_BASE_URL)")
+    parser.add_argument("--api-key", help="API key (or OPENAI_API_KEY); never printed")
+    parser.add_argument("--concurrency", type=int, default=8, help="judge requests at once")
+    parser.add_argument("--limit", type=int, help="with --judge: at most N rows per dataset")
     args = parser.parse_args(argv)
+    if args.judge:
+        from _agreement_llm import run
+
+        options = {"base_url": args.base_url, "api_key": args.api_key}
+        options["concurrency"] = args.concurrency
+        data = (read_jsonl(args.xstest), read_jsonl(args.clinc), read_jsonl(args.dbdc3))
+        return run(args.judge, options, data, args.limit, TOPIC_LISTS, spearman)
 
     kit = OfflineKit()
     out = Figures(values={}, constants={})

@@ -210,7 +210,8 @@ def test_every_problem_is_reported_with_its_path() -> None:
         "messages[5].tool_calls[3].function.strict: unknown field (not an OpenAI function field)",
         "messages[5].tool_calls[3].function.name: required field is missing",
         "messages[5].tool_calls[4].extra: unknown field (not an OpenAI tool call field)",
-        "messages[5].tool_calls[4].function.arguments: must be a JSON string, got a number",
+        "messages[5].tool_calls[4].function.arguments: must be an object or a JSON string, "
+        "got a number",
         "messages[6]: must be an object with 'role' and 'content', got a string",
         "messages[7].role: required field is missing (expected one of system, developer, user, "
         "assistant, tool, function)",

@@ -49,14 +49,14 @@ async def test_judge_metrics_through_a_real_llm_server(llama_server: str, metric
         update={"reference": "The user is sent to a doctor.", "rubrics": {"1": "bad", "2": "good"}}
     )
     result = await metric.score(sample, judge=judge)
-    assert result.usage.requests >= 1 and result.usage.prompt_tokens > 0
+    assert result.usage.requests >= 1
     if result.failed:
         # A 135M model may not follow the keyed-verdict rules: that must end in a clean,
         # recorded failure that names the step, never in a crash or a made-up score.
         assert result.value is None
         assert result.error is not None and "step '" in result.error["message"]
     else:
-        assert result.value is not None
+        assert result.value is not None and result.usage.prompt_tokens > 0
         low, high = (1.0, 5.0) if isinstance(metric, RubricsScore) else (0.0, 1.0)
         assert low <= result.value <= high
     await judge.aclose()

@@ -15,13 +15,14 @@ arguments given as a dict come back as a JSON string.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
 
+from convoeval.integrations._common import arguments, compact_json
+from convoeval.integrations._common import kind as json_kind
 from convoeval.integrations._errors import ConversionError
 from convoeval.schema.errors import describe_errors
 from convoeval.schema.messages import (
@@ -66,7 +67,9 @@ def from_openai_messages(messages: Sequence[Any], **sample_fields: Any) -> Multi
     `messages[3].tool_calls[0].function.arguments`.
     """
     if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
-        raise OpenAIMessagesError([f"messages: must be a list of messages, got {_kind(messages)}"])
+        raise OpenAIMessagesError(
+            [f"messages: must be a list of messages, got {json_kind(messages)}"]
+        )
     problems: list[str] = []
     converted: list[Message] = []
     for index, raw in enumerate(messages):
@@ -94,30 +97,14 @@ def _renamed(line: str) -> str:
     return re.sub(r"^user_input\b", "messages", line)
 
 
-_JSON_NAMES: tuple[tuple[Any, str], ...] = (
-    (bool, "a boolean"),
-    (int | float, "a number"),
-    (str, "a string"),
-    (Mapping, "an object"),
-    (list | tuple, "a list"),
-)
-
-
-def _kind(value: Any) -> str:
-    """A JSON-ish name for the type of a value, for error messages."""
-    if value is None:
-        return "null"
-    return next(
-        (name for kind, name in _JSON_NAMES if isinstance(value, kind)), type(value).__name__
-    )
-
-
 def _from_openai(where: str, raw: Any, problems: list[str]) -> Message | None:
     """Convert one message, appending its problems; None when it cannot be converted."""
     if not isinstance(raw, Mapping) and hasattr(raw, "model_dump"):
         raw = raw.model_dump(exclude_unset=True)  # an OpenAI SDK message object
     if not isinstance(raw, Mapping):
-        problems.append(f"{where}: must be an object with 'role' and 'content', got {_kind(raw)}")
+        problems.append(
+            f"{where}: must be an object with 'role' and 'content', got {json_kind(raw)}"
+        )
         return None
     before = len(problems)
     problems.extend(
@@ -140,7 +127,7 @@ def _from_openai(where: str, raw: Any, problems: list[str]) -> Message | None:
         if key in raw:
             extra[key] = raw[key]
     if "name" in raw and not isinstance(raw["name"], str):
-        problems.append(f"{where}.name: must be a string, got {_kind(raw['name'])}")
+        problems.append(f"{where}.name: must be a string, got {json_kind(raw['name'])}")
     calls = _calls_of(where, raw, kind, extra, problems)
     content = _content_of(where, raw, kind, calls, extra, problems)
     metadata = _metadata_of(where, raw, problems)
@@ -149,7 +136,7 @@ def _from_openai(where: str, raw: Any, problems: list[str]) -> Message | None:
         extra["tool_call_id"] = None
     elif tool_call_id is not None and (kind != "tool" or not isinstance(tool_call_id, str)):
         problems.append(
-            f"{where}.tool_call_id: must be a string, got {_kind(tool_call_id)}"
+            f"{where}.tool_call_id: must be a string, got {json_kind(tool_call_id)}"
             if kind == "tool"
             else f"{where}.tool_call_id: only a tool message answers a tool call"
         )
@@ -172,7 +159,7 @@ def _metadata_of(where: str, raw: Mapping[str, Any], problems: list[str]) -> dic
     if metadata is None:
         return None
     if not isinstance(metadata, Mapping):
-        problems.append(f"{where}.metadata: must be an object, got {_kind(metadata)}")
+        problems.append(f"{where}.metadata: must be an object, got {json_kind(metadata)}")
         return None
     if OPENAI_KEY in metadata:
         problems.append(f"{where}.metadata.{OPENAI_KEY}: reserved key (convoeval's own)")
@@ -206,13 +193,13 @@ def _calls_of(
 def _tool_calls(where: str, value: Any, problems: list[str]) -> list[ToolCall]:
     """Parse `tool_calls`: `[{"id", "type": "function", "function": {"name", "arguments"}}]`."""
     if not isinstance(value, list):
-        problems.append(f"{where}: must be a list, got {_kind(value)}")
+        problems.append(f"{where}: must be a list, got {json_kind(value)}")
         return []
     calls: list[ToolCall] = []
     for position, item in enumerate(value):
         at = f"{where}[{position}]"
         if not isinstance(item, Mapping):
-            problems.append(f"{at}: must be an object, got {_kind(item)}")
+            problems.append(f"{at}: must be an object, got {json_kind(item)}")
             continue
         problems.extend(
             f"{at}.{key}: unknown field (not an OpenAI tool call field)"
@@ -225,7 +212,7 @@ def _tool_calls(where: str, value: Any, problems: list[str]) -> list[ToolCall]:
             )
         call_id = item.get("id")
         if call_id is not None and not isinstance(call_id, str):
-            problems.append(f"{at}.id: must be a string, got {_kind(call_id)}")
+            problems.append(f"{at}.id: must be a string, got {json_kind(call_id)}")
             call_id = None
         if "function" not in item:
             problems.append(f"{at}.function: required field is missing")
@@ -240,7 +227,7 @@ def _function(where: str, value: Any, call_id: str | None, problems: list[str]) 
     """Parse `{"name", "arguments": "<JSON object>"}` into a ToolCall."""
     if not isinstance(value, Mapping):
         problems.append(
-            f"{where}: must be an object with 'name' and 'arguments', got {_kind(value)}"
+            f"{where}: must be an object with 'name' and 'arguments', got {json_kind(value)}"
         )
         return None
     problems.extend(
@@ -255,7 +242,7 @@ def _function(where: str, value: Any, call_id: str | None, problems: list[str]) 
             + (
                 "required field is missing"
                 if "name" not in value
-                else f"must be a string, got {_kind(name)}"
+                else f"must be a string, got {json_kind(name)}"
             )
         )
     args = _arguments(f"{where}.arguments", value, problems)
@@ -269,23 +256,7 @@ def _arguments(where: str, value: Mapping[str, Any], problems: list[str]) -> dic
     if "arguments" not in value:
         problems.append(f"{where}: required field is missing")
         return None
-    raw = value["arguments"]
-    if isinstance(raw, Mapping):
-        return dict(raw)
-    if not isinstance(raw, str):
-        problems.append(f"{where}: must be a JSON string, got {_kind(raw)}")
-        return None
-    try:
-        parsed = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        problems.append(
-            f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
-        )
-        return None
-    if not isinstance(parsed, dict):
-        problems.append(f"{where}: must be a JSON object, got {_kind(parsed)}")
-        return None
-    return parsed
+    return arguments(where, value["arguments"], problems)
 
 
 def _content_of(
@@ -316,7 +287,9 @@ def _content_of(
     elif isinstance(value, list):
         text = _parts(f"{where}.content", value, problems)
     else:
-        problems.append(f"{where}.content: must be a string or a list of parts, got {_kind(value)}")
+        problems.append(
+            f"{where}.content: must be a string or a list of parts, got {json_kind(value)}"
+        )
         return ""
     if value != _default_content(kind, text, calls):
         extra["content"] = value
@@ -329,7 +302,7 @@ def _parts(where: str, parts: list[Any], problems: list[str]) -> str:
     for position, part in enumerate(parts):
         at = f"{where}[{position}]"
         if not isinstance(part, Mapping):
-            problems.append(f"{at}: must be an object with a 'type', got {_kind(part)}")
+            problems.append(f"{at}: must be an object with a 'type', got {json_kind(part)}")
             continue
         part_type = part.get("type")
         if part_type not in _PART_TYPES:
@@ -341,7 +314,7 @@ def _parts(where: str, parts: list[Any], problems: list[str]) -> str:
             if isinstance(part.get("text"), str):
                 texts.append(part["text"])
             else:
-                problems.append(f"{at}.text: must be a string, got {_kind(part.get('text'))}")
+                problems.append(f"{at}.text: must be a string, got {json_kind(part.get('text'))}")
     return "\n".join(texts)
 
 
@@ -365,7 +338,7 @@ def _to_openai(message: Message) -> dict[str, Any]:
     if not (message.content == "" and "content" in extra.get("absent", ())):
         out["content"] = content
     if calls is not None and extra.get("function_call") is True and len(calls) == 1:
-        out["function_call"] = {"name": calls[0].name, "arguments": _json(calls[0].args)}
+        out["function_call"] = {"name": calls[0].name, "arguments": compact_json(calls[0].args)}
     elif calls is not None:
         out["tool_calls"] = [_call_out(call) for call in calls]
     if isinstance(message, ToolMessage) and message.tool_call_id is not None:
@@ -398,10 +371,5 @@ def _call_out(call: ToolCall) -> dict[str, Any]:
     """One ToolCall in OpenAI's `tool_calls` shape."""
     out: dict[str, Any] = {} if call.id is None else {"id": call.id}
     out["type"] = "function"
-    out["function"] = {"name": call.name, "arguments": _json(call.args)}
+    out["function"] = {"name": call.name, "arguments": compact_json(call.args)}
     return out
-
-
-def _json(args: dict[str, Any]) -> str:
-    """Arguments as OpenAI sends them: a compact JSON string."""
-    return json.dumps(args, ensure_ascii=False, separators=(",", ":"))

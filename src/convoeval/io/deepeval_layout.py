@@ -103,7 +103,8 @@ def _turns(value: Any, problems: list[str]) -> list[Turn] | list[ModelTestCase] 
 
 def _check_field(key: str, value: Any, problems: list[str]) -> None:
     """Check one sample-only field against its MultiTurnSample type."""
-    adapter: TypeAdapter[Any] = TypeAdapter(MultiTurnSample.model_fields[key].annotation)
+    annotation: Any = MultiTurnSample.model_fields[key].annotation
+    adapter: TypeAdapter[Any] = TypeAdapter(annotation)
     try:
         adapter.validate_python(value)
     except ValidationError as exc:

@@ -62,6 +62,7 @@ BACKGROUND_TOPICS: tuple[str, ...] = (
     "settings and preferences",
     "insurance",
     "taxes",
+    "investing and the stock market",
     "real estate and housing",
     "energy and utilities",
     "nature and the environment",

@@ -33,7 +33,8 @@ _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'&+-]*")
 _SMALL_TALK = re.compile(
     r"^(?:(?:hi|hello|hey|hiya|howdy|good (?:morning|afternoon|evening|day)|greetings|yo"
     r"|thanks?(?: you)?(?: (?:so|very) much)?(?: for [^.!?]*)?|thx|ty|cheers|great|cool"
-    r"|perfect|awesome|nice|ok(?:ay)?|sure|yes|yeah|yep|no|nope|alright|all right|got it|i see"
+    r"|perfect|awesome|nice|fair enough|ok(?:ay)?|sure|yes|yeah|yep|no|nope|alright|all right"
+    r"|got it|i see"
     r"|understood|bye|goodbye|see you|have a (?:nice|good|great) (?:day|one|evening)"
     r"|that'?s (?:all|okay|ok|fine|great|helpful|perfect|it|all right|alright)"
     r"(?: for (?:now|today))?"

@@ -1,0 +1,339 @@
+"""A local OpenAI-compatible benchmark server: schema-valid answers after a fixed delay, counted.
+
+It serves `POST /v1/chat/completions` on 127.0.0.1 from an asyncio loop in a background thread
+(so the delay never ties up a thread and 32+ concurrent requests cost nothing), answers every
+structured-output request with JSON built from `response_format.json_schema.schema`, and fills
+keyed verdict lists from the prompt (bullet topics, "- exchange N:" lines, "[i] User:" lines) so
+convoeval's keyed checks accept the first answer. It counts requests, re-asks, prompt characters
+and peak concurrency. Run it alone with `python benchmarks/_fake_openai_server.py [--delay S]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import json
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from dataclasses import asdict, dataclass
+from types import TracebackType
+from typing import Any
+
+_EXCHANGE = re.compile(r"^- exchange (\d+):", re.MULTILINE)
+_USER_LINE = re.compile(r"^\[(\d+)\] User: (.*)$", re.MULTILINE)
+_REASK_MARK = "could not be accepted"
+
+
+@dataclass
+class ServerStats:
+    """What the server received since the last reset."""
+
+    requests: int = 0
+    reasks: int = 0
+    prompt_chars: int = 0
+    peak_concurrency: int = 0
+    active: int = 0
+    unstructured: int = 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Prompt tokens estimated as characters / 4 (rounded up)."""
+        return -(-self.prompt_chars // 4)
+
+
+def _flip(key: str) -> bool:
+    """A deterministic, roughly balanced boolean for a key (so verdicts are not all alike)."""
+    return hashlib.sha256(key.encode()).digest()[0] % 4 != 0
+
+
+def _bullets_after_verdict_line(prompt: str) -> list[str]:
+    """The "- item" lines right after the line that asks for "exactly one verdict" per item."""
+    lines = prompt.splitlines()
+    for i, line in enumerate(lines):
+        if "verdict" in line and line.rstrip().endswith(":"):
+            out = []
+            for item in lines[i + 1 :]:
+                if not item.startswith("- "):
+                    break
+                out.append(item[2:].strip())
+            return out
+    return []
+
+
+def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return dict(defs[ref.split("/")[-1]])
+    if "anyOf" in schema:
+        options = [s for s in schema["anyOf"] if s.get("type") != "null"]
+        return _resolve(options[0], defs) if options else {"type": "null"}
+    return schema
+
+
+def _string(schema: dict[str, Any], text: str) -> str:
+    limit = schema.get("maxLength")
+    if isinstance(limit, int):
+        return text[:limit]
+    return text
+
+
+class _Builder:
+    """Builds one answer from a JSON schema and the prompt it answers."""
+
+    def __init__(self, defs: dict[str, Any], prompt: str) -> None:
+        self.defs = defs
+        self.prompt = prompt
+
+    def value(self, schema: dict[str, Any], name: str, key: str) -> Any:
+        schema = _resolve(schema, self.defs)
+        kind = schema.get("type")
+        if "enum" in schema:
+            return schema["enum"][0]
+        if kind == "object" or "properties" in schema:
+            props: dict[str, Any] = schema.get("properties", {})
+            return {n: self.value(s, n, key) for n, s in props.items()}
+        if kind == "array":
+            return self.array(_resolve(schema.get("items", {}), self.defs))
+        if kind == "boolean":
+            return _flip(f"{name}:{key}")
+        if kind == "integer":
+            return 0
+        if kind == "number":
+            return 0.5
+        if kind == "string":
+            return _string(schema, "" if name == "reason" and _flip(key) else f"{name} {key}")
+        return None
+
+    def array(self, item: dict[str, Any]) -> list[Any]:
+        props: dict[str, Any] = item.get("properties", {})
+        if "message_index" in props:  # topic extraction: one topic per user message
+            return [
+                {
+                    "topic": _string(props["topic"], " ".join(text.split()[:4]) or f"msg {i}"),
+                    "message_index": int(i),
+                    "quote": _string(props["quote"], text),
+                }
+                for i, text in _USER_LINE.findall(self.prompt)
+            ]
+        if "exchange" in props:
+            return [self.keyed(item, "exchange", int(n)) for n in _EXCHANGE.findall(self.prompt)]
+        if "topic" in props:
+            return [self.keyed(item, "topic", t) for t in _bullets_after_verdict_line(self.prompt)]
+        return [self.value(item, "item", "0")]
+
+    def keyed(self, item: dict[str, Any], field: str, key: Any) -> dict[str, Any]:
+        answer = self.value(item, "", str(key))
+        answer[field] = key
+        return dict(answer)
+
+
+def answer_for(body: dict[str, Any]) -> str:
+    """The JSON text answering a chat-completions request body (`{}` without a schema)."""
+    messages = body.get("messages") or []
+    prompt = next((str(m.get("content", "")) for m in messages if m.get("role") == "user"), "")
+    fmt = body.get("response_format") or {}
+    schema = (fmt.get("json_schema") or {}).get("schema")
+    if not isinstance(schema, dict):
+        return "{}"
+    return json.dumps(_Builder(schema.get("$defs", {}), prompt).value(schema, "", "root"))
+
+
+class FakeOpenAIServer:
+    """The benchmark server: start with `with FakeOpenAIServer(delay=0.2) as server: server.url`."""
+
+    def __init__(self, delay: float = 0.2, port: int = 0) -> None:
+        self.delay = delay
+        self.stats = ServerStats()
+        self._port = port
+        self._lock = threading.Lock()
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._server: asyncio.Server | None = None
+        self._thread = threading.Thread(target=self._serve, name="fake-openai", daemon=True)
+        self.url = ""
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("the fake OpenAI server did not start")
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def reset(self) -> ServerStats:
+        """Return the counts so far and start counting again."""
+        with self._lock:
+            old, self.stats = self.stats, ServerStats()
+        return old
+
+    def close(self) -> None:
+        """Stop the server and its thread."""
+        if self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(5)
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._server = self._loop.run_until_complete(
+            asyncio.start_server(self._connection, "127.0.0.1", self._port, backlog=256)
+        )
+        port = self._server.sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}/v1"
+        self._ready.set()
+        try:
+            self._loop.run_forever()
+        finally:
+            self._server.close()
+            pending = asyncio.all_tasks(self._loop)
+            for task in pending:
+                task.cancel()
+            self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            self._loop.close()
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(
+            ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError
+        ):
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                headers = {}
+                for line in lines[1:]:
+                    if ":" in line:
+                        name, value = line.split(":", 1)
+                        headers[name.strip().lower()] = value.strip()
+                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                status, payload = await self._handle(lines[0], body)
+                writer.write(
+                    f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}\r\n"
+                    "Content-Type: application/json\r\n"
+                    f"Content-Length: {len(payload)}\r\n\r\n".encode()
+                    + payload
+                )
+                await writer.drain()
+                if headers.get("connection", "").lower() == "close":
+                    break
+        writer.close()
+
+    async def _handle(self, request_line: str, raw: bytes) -> tuple[int, bytes]:
+        parts = request_line.split()
+        if len(parts) >= 2 and parts[1] == "/stats":  # GET reads the counts, POST also resets
+            stats = self.reset() if parts[0] == "POST" else self.stats
+            return 200, json.dumps({**asdict(stats), "prompt_tokens": stats.prompt_tokens}).encode()
+        if len(parts) < 2 or parts[0] != "POST" or not parts[1].endswith("/chat/completions"):
+            return 404, json.dumps({"error": {"message": f"no route {request_line}"}}).encode()
+        body: dict[str, Any] = json.loads(raw or b"{}")
+        messages = body.get("messages") or []
+        chars = sum(len(str(m.get("content", ""))) for m in messages)
+        with self._lock:
+            stats = self.stats
+            stats.requests += 1
+            stats.prompt_chars += chars
+            stats.reasks += any(_REASK_MARK in str(m.get("content", "")) for m in messages)
+            stats.unstructured += "json_schema" not in (body.get("response_format") or {})
+            stats.active += 1
+            stats.peak_concurrency = max(stats.peak_concurrency, stats.active)
+        try:
+            await asyncio.sleep(self.delay)
+            content = answer_for(body)
+        finally:
+            with self._lock:
+                stats.active -= 1
+        return 200, json.dumps(_completion(body, content, chars)).encode()
+
+
+class ServerProcess:
+    """The same server in a child process (own core, own GIL), so it never slows the client."""
+
+    def __init__(self, delay: float = 0.2) -> None:
+        self.delay = delay
+        self.url = ""
+        self._process: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> ServerProcess:
+        command = [sys.executable, __file__, "--delay", str(self.delay)]
+        self._process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        assert self._process.stdout is not None
+        line = self._process.stdout.readline()
+        if not line.startswith("base_url: "):
+            self.close()
+            raise RuntimeError(f"the fake OpenAI server did not start: {line!r}")
+        self.url = line.split(": ", 1)[1].strip()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def reset(self) -> ServerStats:
+        """Return the server's counts so far and start counting again."""
+        request = urllib.request.Request(self.url.removesuffix("/v1") + "/stats", method="POST")
+        with urllib.request.urlopen(request, timeout=10) as response:
+            data = json.loads(response.read())
+        data.pop("prompt_tokens", None)
+        return ServerStats(**data)
+
+    def close(self) -> None:
+        """Stop the child process (it was started by this object)."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            self._process.wait(10)
+
+
+def _completion(body: dict[str, Any], content: str, chars: int) -> dict[str, Any]:
+    prompt_tokens = -(-chars // 4)
+    completion_tokens = -(-len(content) // 4)
+    return {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": str(body.get("model", "bench")),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def main() -> int:
+    """Serve until interrupted, printing the base URL and, at the end, the counts."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--delay", type=float, default=0.2, help="seconds before each answer")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    with FakeOpenAIServer(args.delay, args.port) as server:
+        print(f"base_url: {server.url}", flush=True)
+        stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        with contextlib.suppress(KeyboardInterrupt):
+            stop.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

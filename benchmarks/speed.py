@@ -1,0 +1,117 @@
+"""Offline judge speed and memory: conversations per second and peak RSS per metric.
+
+Usage: python benchmarks/speed.py [--conversations N] [--stream-records M | --no-stream]
+
+Each offline-capable metric (TopicAdherenceScore, ConversationRelevancyMetric, ToolCallAccuracy,
+ToolCallF1) runs in its own child process: it scores a few conversations first (model load and
+warm-up, timed apart), then N seeded conversations (6 exchanges, tool calls, 3 reference topics)
+through `aevaluate(..., judge="offline")`, and reports conversations per second (wall clock),
+CPU seconds and its peak RSS (resource.getrusage, so one metric's memory never hides another's).
+Then, unless --no-stream, it runs benchmarks/run_memory.py: `convoeval run` over M generated
+conversations (default 100,000) streaming to a results file, peak RSS target under 1 GiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(HERE))
+
+from _workload import conversations  # noqa: E402
+
+METRICS = ("topic_adherence", "conversation_relevancy", "tool_call_accuracy", "tool_call_f1")
+WARMUP = 5
+
+
+def child(metric: str, n: int) -> dict[str, Any]:
+    """Score in this process (the child) and return its figures."""
+    from convoeval import aevaluate
+
+    rows = conversations(n + WARMUP, tools=True)
+    with tempfile.TemporaryDirectory(prefix="convoeval-speed-") as tmp:
+        out = Path(tmp) / "results.jsonl"
+        started = time.perf_counter()
+        asyncio.run(aevaluate(rows[:WARMUP], [metric], judge="offline", show_progress=False))
+        warmup = time.perf_counter() - started
+        started, cpu = time.perf_counter(), time.process_time()
+        result = asyncio.run(
+            aevaluate(rows[WARMUP:], [metric], judge="offline", show_progress=False, output=out)
+        )
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    summary = result.summary()[metric]
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    return {
+        "metric": metric,
+        "conversations": n,
+        "warmup_s": warmup,
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "per_second": n / wall,
+        "peak_rss_mib": peak_kib / 1024,
+        "scored": summary["scored"],
+        "failed": summary["failed"],
+        "mean": summary["mean"],
+    }
+
+
+def main() -> int:
+    """Run every metric in a child process, then the streaming run; print figures and a table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--conversations", type=int, default=500)
+    parser.add_argument("--stream-records", type=int, default=100_000)
+    parser.add_argument("--no-stream", action="store_true", help="skip the run_memory.py part")
+    parser.add_argument("--child", choices=METRICS, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child, args.conversations)))
+        return 0
+    figures = []
+    for metric in METRICS:
+        command = [sys.executable, __file__, "--child", metric]
+        command += ["--conversations", str(args.conversations)]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            print(done.stdout, done.stderr, sep="\n")
+            return 1
+        figures.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    for f in figures:
+        m = f["metric"]
+        print(f"{m}.conversations_per_second: {f['per_second']:.1f}")
+        print(f"{m}.cpu_ms_per_conversation: {1000 * f['cpu_s'] / f['conversations']:.2f}")
+        print(f"{m}.warmup_s: {f['warmup_s']:.2f}")
+        print(f"{m}.peak_rss_mib: {f['peak_rss_mib']:.0f}")
+        print(f"{m}.scored: {f['scored']}")
+        print(f"{m}.failed: {f['failed']}")
+    print()
+    print(
+        f"{'metric':<24} {'conv/s':>8} {'cpu ms/conv':>12} {'warm-up s':>10} {'peak RSS MiB':>13}"
+    )
+    for f in figures:
+        cpu_ms = 1000 * f["cpu_s"] / f["conversations"]
+        print(
+            f"{f['metric']:<24} {f['per_second']:>8.1f} {cpu_ms:>12.2f} {f['warmup_s']:>10.2f} "
+            f"{f['peak_rss_mib']:>13.0f}"
+        )
+    ok = all(f["failed"] == 0 for f in figures)
+    if not args.no_stream:
+        print(f"\n# streaming run: benchmarks/run_memory.py --records {args.stream_records}")
+        sys.stdout.flush()
+        command = [sys.executable, str(HERE / "run_memory.py"), "--records"]
+        ok &= subprocess.run([*command, str(args.stream_records)]).returncode == 0
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,221 @@
+"""Judge traffic: requests, prompt tokens and wall time per conversation against a local server.
+
+Usage: python benchmarks/traffic.py [--conversations N] [--delay S] [--concurrency C]
+
+A local OpenAI-compatible server (benchmarks/_fake_openai_server.py, 127.0.0.1, in a child
+process) answers every step correctly after a fixed delay and counts requests, re-asks, prompt
+characters and peak concurrency. 200 seeded conversations of 6 exchanges (3 reference topics)
+are scored through `aevaluate(...)` (what `evaluate` runs) with `OpenAIJudge(...,
+concurrency=C)`, once per metric, then again with the warm answer cache (a temporary
+CONVOEVAL_CACHE_DIR). Prints one `name: value` line per figure and a table. Targets (issue 7):
+TopicAdherenceScore <= 3 requests per conversation, ConversationRelevancyMetric <= 1 with
+include_reason=True, wall time <= 1.3 x ideal (requests x delay / concurrency), 0 requests on
+the cached re-run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import os
+import sys
+import tempfile
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _fake_openai_server import FakeOpenAIServer, ServerProcess  # noqa: E402
+from _workload import conversations  # noqa: E402
+
+from convoeval import EvaluationResult, aevaluate  # noqa: E402
+from convoeval.judges.openai_judge import OpenAIJudge  # noqa: E402
+from convoeval.metrics import ConversationRelevancyMetric, Metric, TopicAdherenceScore  # noqa: E402
+
+#: Judge requests each metric needs per conversation, as rounds of requests that depend on the
+#: previous round: TopicAdherenceScore extracts topics, then asks `answered` and `in_scope`.
+ROUNDS = {"topic_adherence": (1, 2), "conversation_relevancy": (1,)}
+
+
+@dataclass
+class Run:
+    """The figures of one metric's run."""
+
+    metric: str
+    cached_run: bool
+    requests: int
+    reasks: int
+    prompt_tokens: int
+    peak: int
+    wall_s: float
+    client_cpu_s: float
+    scored: int
+    failed: int
+
+
+def scheduled_ideal(rounds: tuple[int, ...], records: int, slots: int, window: int) -> int:
+    """Request rounds (of `delay` each) a perfect server needs, given the step dependencies.
+
+    Simulates the runner: up to `window` records in flight, admitted in order as the oldest
+    finishes; a FIFO of ready requests; `slots` requests served per round.
+    """
+    ready: deque[tuple[int, int]] = deque()  # (record, stage)
+    left: dict[int, int] = {}  # record -> requests outstanding in its current stage
+    done: set[int] = set()
+    inflight: deque[int] = deque()
+    admitted = 0
+    ticks = 0
+
+    def admit() -> None:
+        nonlocal admitted
+        while len(inflight) < window and admitted < records:
+            inflight.append(admitted)
+            left[admitted] = rounds[0]
+            ready.extend((admitted, 0) for _ in range(rounds[0]))
+            admitted += 1
+
+    admit()
+    while len(done) < records:
+        ticks += 1
+        served = [ready.popleft() for _ in range(min(slots, len(ready)))]
+        for record, stage in served:
+            left[record] -= 1
+            if left[record] == 0:
+                if stage + 1 < len(rounds):
+                    left[record] = rounds[stage + 1]
+                    ready.extend((record, stage + 1) for _ in range(rounds[stage + 1]))
+                else:
+                    done.add(record)
+        while inflight and inflight[0] in done:
+            inflight.popleft()
+        admit()
+    return ticks
+
+
+def run_metric(
+    metric: Metric,
+    data: list[dict[str, object]],
+    server: FakeOpenAIServer | ServerProcess,
+    conc: int,
+    cached: bool,
+) -> Run:
+    """Score `data` with one metric through `evaluate` and read the server's counts."""
+    judge = OpenAIJudge("bench", base_url=server.url, api_key="x", concurrency=conc)
+    server.reset()
+
+    async def score() -> EvaluationResult:
+        try:
+            return await aevaluate(
+                data, [metric], judge=judge, max_concurrency=conc, show_progress=False
+            )
+        finally:
+            await judge.aclose()  # closes the HTTP client while its event loop still runs
+
+    started, cpu = time.perf_counter(), time.process_time()
+    result = asyncio.run(score())
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    stats = server.reset()
+    summary = result.summary()[metric.name]
+    return Run(
+        metric=metric.name,
+        cached_run=cached,
+        requests=stats.requests,
+        reasks=stats.reasks,
+        prompt_tokens=stats.prompt_tokens,
+        peak=stats.peak_concurrency,
+        wall_s=wall,
+        client_cpu_s=cpu,
+        scored=int(summary["scored"]),
+        failed=int(summary["failed"]),
+    )
+
+
+def main() -> int:
+    """Run both metrics cold and cached, print the figures and a table; exit 1 on a miss."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--conversations", type=int, default=200)
+    parser.add_argument("--exchanges", type=int, default=6)
+    parser.add_argument("--delay", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument(
+        "--in-process", action="store_true", help="serve from a thread of this process"
+    )
+    args = parser.parse_args()
+    n, conc, delay = args.conversations, args.concurrency, args.delay
+    data = conversations(n, args.exchanges)
+    targets = {"topic_adherence": 3.0, "conversation_relevancy": 1.0}
+    ok = True
+    runs: list[Run] = []
+    with tempfile.TemporaryDirectory(prefix="convoeval-traffic-") as cache_dir:
+        os.environ["CONVOEVAL_CACHE_DIR"] = cache_dir
+        server_kind = FakeOpenAIServer if args.in_process else ServerProcess
+        with server_kind(delay=delay) as server:
+            for cached in (False, True):
+                metrics: list[Metric] = [
+                    TopicAdherenceScore(),
+                    ConversationRelevancyMetric(include_reason=True),
+                ]
+                runs.extend(run_metric(m, data, server, conc, cached) for m in metrics)
+    print(f"conversations: {n}")
+    print(f"exchanges_per_conversation: {args.exchanges}")
+    print(f"delay_s: {delay}")
+    print(f"concurrency: {conc}")
+    print(f"server: {'thread of this process' if args.in_process else 'child process'}")
+    rows = []
+    for run in runs:
+        key = f"{run.metric}{'.cached' if run.cached_run else ''}"
+        print(f"{key}.requests: {run.requests}")
+        print(f"{key}.requests_per_conversation: {run.requests / n:.3f}")
+        print(f"{key}.reasks: {run.reasks}")
+        print(f"{key}.scored: {run.scored}")
+        print(f"{key}.failed: {run.failed}")
+        print(f"{key}.wall_s: {run.wall_s:.3f}")
+        print(f"{key}.client_cpu_s: {run.client_cpu_s:.3f}")
+        ratio = ratio_cp = float("nan")
+        if not run.cached_run:
+            ideal = run.requests * delay / conc
+            window = 4 * conc  # the runner's window (WINDOW_FACTOR x max_concurrency)
+            ticks = scheduled_ideal(ROUNDS[run.metric], n, conc, window)
+            ideal_cp = max(ideal, ticks * delay)
+            ratio, ratio_cp = run.wall_s / ideal, run.wall_s / ideal_cp
+            print(f"{key}.prompt_tokens_per_conversation: {run.prompt_tokens / n:.1f}")
+            print(f"{key}.peak_concurrency: {run.peak}")
+            print(f"{key}.client_cpu_ms_per_request: {1000 * run.client_cpu_s / run.requests:.2f}")
+            print(f"{key}.ideal_s: {ideal:.3f}")
+            print(f"{key}.wall_over_ideal: {ratio:.3f}")
+            print(f"{key}.ideal_scheduled_s: {ideal_cp:.3f}")
+            print(f"{key}.wall_over_ideal_scheduled: {ratio_cp:.3f}")
+            ok &= run.requests / n <= targets[run.metric] and ratio <= 1.3 and run.reasks == 0
+            ok &= run.failed == 0
+        else:
+            ok &= run.requests == 0
+        rows.append((key, run, ratio, ratio_cp))
+    _table(rows, n)
+    print("targets met" if ok else "a target was missed (see above)")
+    return 0 if ok else 1
+
+
+def _table(rows: list[tuple[str, Run, float, float]], n: int) -> None:
+    head = (
+        f"{'run':<30} {'req/conv':>8} {'tokens/conv':>11} {'reasks':>6} {'peak':>5} "
+        f"{'wall s':>7} {'/ideal':>7} {'/sched':>7}"
+    )
+    print()
+    print(head)
+    print("-" * len(head))
+    for key, run, ratio, ratio_cp in rows:
+        shown = "-" if math.isnan(ratio) else f"{ratio:.2f}"
+        shown_cp = "-" if math.isnan(ratio_cp) else f"{ratio_cp:.2f}"
+        print(
+            f"{key:<30} {run.requests / n:>8.2f} {run.prompt_tokens / n:>11.0f} {run.reasks:>6} "
+            f"{run.peak:>5} {run.wall_s:>7.2f} {shown:>7} {shown_cp:>7}"
+        )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
