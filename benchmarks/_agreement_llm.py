@@ -168,9 +168,15 @@ def run(
     spearman: Any,
 ) -> int:
     """Resolve the judge, compute and print the figures (`name: value` lines); return 0."""
-    from convoeval.judges import resolve_judge
+    from convoeval.judges import OpenAIJudge, resolve_judge
 
-    judge = resolve_judge(spec, **options)
+    options = {k: v for k, v in options.items() if v is not None}
+    max_tokens = options.pop("max_tokens", None)
+    judge: Judge
+    if spec.lower().startswith("openai/") and max_tokens is not None:
+        judge = OpenAIJudge(spec[len("openai/") :], max_tokens=max_tokens, **options)
+    else:
+        judge = resolve_judge(spec, **options)
     xstest, clinc, dbdc3 = (limited(rows, limit) for rows in data)
 
     async def go() -> dict[str, float | int | str]:

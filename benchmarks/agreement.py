@@ -365,12 +365,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--api-key", help="API key (or OPENAI_API_KEY); never printed")
     parser.add_argument("--concurrency", type=int, default=8, help="judge requests at once")
     parser.add_argument("--limit", type=int, help="with --judge: at most N rows per dataset")
+    parser.add_argument("--timeout", type=float, help="with --judge: seconds per request")
+    parser.add_argument("--max-tokens", type=int, help="with --judge openai/...: answer cap")
     args = parser.parse_args(argv)
     if args.judge:
         from _agreement_llm import run
 
-        options = {"base_url": args.base_url, "api_key": args.api_key}
-        options["concurrency"] = args.concurrency
+        options: dict[str, Any] = {"base_url": args.base_url, "api_key": args.api_key}
+        options |= {"concurrency": args.concurrency, "timeout": args.timeout}
+        options["max_tokens"] = args.max_tokens
         data = (read_jsonl(args.xstest), read_jsonl(args.clinc), read_jsonl(args.dbdc3))
         return run(args.judge, options, data, args.limit, TOPIC_LISTS, spearman)
 

@@ -26,6 +26,8 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -135,6 +137,32 @@ def run_metric(
     )
 
 
+async def _bare_requests(url: str, count: int, conc: int) -> float:
+    """Wall time of `count` plain httpx requests at `conc` at once (no convoeval, no SDK)."""
+    from convoeval.metrics.conversation_relevancy import VERDICTS
+
+    body = {
+        "model": "bench",
+        "messages": [{"role": "user", "content": "- exchange 0: context exchanges 0..0"}],
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "v", "schema": VERDICTS.schema(), "strict": False},
+        },
+    }
+    gate = asyncio.Semaphore(conc)
+    limits = httpx.Limits(max_connections=conc, max_keepalive_connections=conc)
+    async with httpx.AsyncClient(limits=limits, timeout=30) as client:
+
+        async def one() -> None:
+            async with gate:
+                response = await client.post(f"{url}/chat/completions", json=body)
+                response.raise_for_status()
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one() for _ in range(count)))
+        return time.perf_counter() - started
+
+
 def main() -> int:
     """Run both metrics cold and cached, print the figures and a table; exit 1 on a miss."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -161,11 +189,17 @@ def main() -> int:
                     ConversationRelevancyMetric(include_reason=True),
                 ]
                 runs.extend(run_metric(m, data, server, conc, cached) for m in metrics)
+            bare = asyncio.run(_bare_requests(server.url, 3 * n, conc))
+            server.reset()
     print(f"conversations: {n}")
     print(f"exchanges_per_conversation: {args.exchanges}")
     print(f"delay_s: {delay}")
     print(f"concurrency: {conc}")
     print(f"server: {'thread of this process' if args.in_process else 'child process'}")
+    bare_ideal = 3 * n * delay / conc
+    print(f"bare_httpx.requests: {3 * n}")
+    print(f"bare_httpx.wall_s: {bare:.3f}")
+    print(f"bare_httpx.wall_over_ideal: {bare / bare_ideal:.3f}")
     rows = []
     for run in runs:
         key = f"{run.metric}{'.cached' if run.cached_run else ''}"

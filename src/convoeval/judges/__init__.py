@@ -41,14 +41,16 @@ _ACCEPTED = (
     "None or 'offline' (the embedded judge), 'openai/MODEL' (any OpenAI-compatible server), "
     "a bare model name such as 'gpt-4o-mini', or a Judge instance"
 )
-_OPTIONS = frozenset({"base_url", "api_key", "concurrency", "cache", "timeout", "seed"})
+_OPTIONS = frozenset(
+    {"base_url", "api_key", "concurrency", "cache", "timeout", "seed", "max_tokens"}
+)
 
 
 def resolve_judge(spec: Judge | str | None, **options: Any) -> Judge:
     """Turn a judge spec (None, 'offline', 'openai/MODEL', a model name, a Judge) into a judge.
 
-    `options` (base_url, api_key, concurrency, cache, timeout, seed) configure the OpenAI judge;
-    options left as None are not passed, and the offline judge takes none.
+    `options` (base_url, api_key, concurrency, cache, timeout, seed, max_tokens) configure the
+    OpenAI judge; options left as None are not passed, and the offline judge takes none.
     """
     unknown = set(options) - _OPTIONS
     if unknown:

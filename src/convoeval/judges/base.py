@@ -6,6 +6,8 @@ usage accounting live behind it, never in metrics.
 
 from __future__ import annotations
 
+import copy
+import functools
 import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -47,8 +49,13 @@ class Step(Generic[OutT]):
         return self.template.format_map({k: _as_text(v) for k, v in inputs.items()})
 
     def schema(self) -> dict[str, Any]:
-        """The JSON schema of the answer, as sent to the judge."""
-        return self.output.model_json_schema()
+        """The JSON schema of the answer, as sent to the judge (built once per output model)."""
+        return copy.deepcopy(_schema_of(self.output))
+
+
+@functools.cache
+def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
 
 
 def _as_text(value: Any) -> str:

@@ -148,6 +148,7 @@ async def aevaluate(
         write_meta(path, meta)
     finally:
         source.close()
+        await plan.close_clients(chosen)
     return EvaluationResult(path, meta, aggregates, prices=prices, owned_dir=owned)
 
 

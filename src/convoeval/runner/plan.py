@@ -82,6 +82,18 @@ class JudgePlan:
             out.append(" ".join(str(p) for p in (name, model, endpoint) if p))
         return out
 
+    async def close_clients(self, metrics: Sequence[Metric]) -> None:
+        """Close the HTTP clients the run's judges opened on this event loop (it ends next)."""
+        judges = {id(j): j for j in (self.main, *self.per_metric) if j is not None}
+        for metric in metrics:
+            own = getattr(metric, "_resolved_own", None)
+            if own is not None:
+                judges[id(own)] = own
+        for judge in judges.values():
+            close = getattr(judge, "aclose", None)
+            if close is not None:
+                await close()
+
 
 def _describe(judge: Judge) -> dict[str, Any]:
     try:
