@@ -12,6 +12,14 @@ from rich.table import Table
 from convoeval import __version__
 
 FORMATS = click.Choice(["auto", "ragas", "openai", "deepeval", "langchain"])
+FORMAT_OPTION = click.option(
+    "--format",
+    "layout",
+    type=FORMATS,
+    default="auto",
+    show_default=True,
+    help="Record layout; auto detects it per record.",
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -22,14 +30,7 @@ def main() -> None:
 
 @main.command()
 @click.argument("data", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "--format",
-    "layout",
-    type=FORMATS,
-    default="auto",
-    show_default=True,
-    help="Record layout; auto detects it per record.",
-)
+@FORMAT_OPTION
 @click.option(
     "--max-errors",
     type=int,
@@ -141,14 +142,7 @@ def _print_summary(result: object) -> None:
     default=None,
     help="API key (or OPENAI_API_KEY); never written to a file or printed.",
 )
-@click.option(
-    "--format",
-    "layout",
-    type=FORMATS,
-    default="auto",
-    show_default=True,
-    help="Record layout; auto detects it per record.",
-)
+@FORMAT_OPTION
 @click.option(
     "-o",
     "--output",
