@@ -7,6 +7,7 @@ JSON, system messages) and fences the conversation so a judge reads it as data, 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,21 +37,29 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
+_FENCE = re.compile(r"([<>])\1\1+")
+
+
+def defang(text: str) -> str:
+    """Break fence markers (`<<<`, `>>>`) inside conversation text, so a message cannot close
+    the region a judge reads as data and speak as the prompt."""
+    return _FENCE.sub(lambda run: " ".join(run.group()), text)
+
+
 def render_message(index: int, message: Any) -> str:
     """One message of a judge transcript, prefixed with its index in the conversation."""
+    content = defang(message.content)
     if isinstance(message, HumanMessage):
-        return f"[{index}] User: {message.content}"
+        return f"[{index}] User: {content}"
     if isinstance(message, SystemMessage):
-        return f"[{index}] System: {message.content}"
+        return f"[{index}] System: {content}"
     if isinstance(message, ToolMessage):
-        ref = f" for call {message.tool_call_id}" if message.tool_call_id else ""
-        return f"[{index}] Tool result{ref}: {message.content}"
-    lines = [
-        f"[{index}] Assistant: {message.content}" if message.content else f"[{index}] Assistant:"
-    ]
+        ref = f" for call {defang(message.tool_call_id)}" if message.tool_call_id else ""
+        return f"[{index}] Tool result{ref}: {content}"
+    lines = [f"[{index}] Assistant: {content}" if content else f"[{index}] Assistant:"]
     for call in message.tool_calls or []:
-        ref = f" (id {call.id})" if call.id else ""
-        lines.append(f"    calls tool {call.name}{ref} with {_json(call.args)}")
+        ref = f" (id {defang(call.id)})" if call.id else ""
+        lines.append(f"    calls tool {defang(call.name)}{ref} with {defang(_json(call.args))}")
     return "\n".join(lines)
 
 
