@@ -13,7 +13,14 @@ from pydantic import ValidationError
 
 from convoeval.integrations._errors import ConversionError
 from convoeval.schema.errors import describe_errors
-from convoeval.schema.messages import Message
+from convoeval.schema.messages import (
+    AIMessage,
+    HumanMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+)
 from convoeval.schema.sample import MultiTurnSample
 
 
@@ -106,3 +113,35 @@ def _renamed(line: str, origins: Sequence[str]) -> str:
     if match is None or int(match.group(1)) >= len(origins):
         return line
     return origins[int(match.group(1))] + line[match.end() :]
+
+
+def check_tool_call_id(where: str, kind_: str, call_id: Any, problems: list[str]) -> None:
+    """A `tool_call_id` must be a string, and only on a tool message."""
+    if call_id is not None and (kind_ != "tool" or not isinstance(call_id, str)):
+        problems.append(
+            f"{where}.tool_call_id: must be a string, got {kind(call_id)}"
+            if kind_ == "tool"
+            else f"{where}.tool_call_id: only a tool message answers a tool call"
+        )
+
+
+def typed_message(
+    kind_: str,
+    content: str,
+    metadata: dict[str, Any] | None,
+    details: tuple[str, dict[str, Any]],
+    calls: list[ToolCall] | None = None,
+    call_id: str | None = None,
+) -> Message:
+    """The message of kind `human`, `ai`, `tool` or `system`; `details` is (framework key,
+    framework-only fields), kept in the metadata under that key when there are any."""
+    key, extra = details
+    if extra:
+        metadata = {**(metadata or {}), key: extra}
+    if kind_ == "ai":
+        return AIMessage(content=content, tool_calls=calls, metadata=metadata)
+    if kind_ == "tool":
+        return ToolMessage(content=content, tool_call_id=call_id, metadata=metadata)
+    if kind_ == "human":
+        return HumanMessage(content=content, metadata=metadata)
+    return SystemMessage(content=content, metadata=metadata)

@@ -26,16 +26,16 @@ from convoeval.integrations._common import (
     arguments,
     as_list,
     build_sample,
+    check_tool_call_id,
     dumped,
     kind,
     require,
+    typed_message,
 )
 from convoeval.integrations._errors import ConversionError
 from convoeval.schema.messages import (
     AIMessage,
-    HumanMessage,
     Message,
-    SystemMessage,
     ToolCall,
     ToolMessage,
 )
@@ -224,23 +224,11 @@ def _convert(where: str, raw: Any, problems: list[str]) -> Message | None:
     if our != "ai" and data.get("tool_calls"):
         problems.append(f"{where}.tool_calls: only an AI message calls tools")
     call_id = data.get("tool_call_id")
-    if call_id is not None and (our != "tool" or not isinstance(call_id, str)):
-        problems.append(
-            f"{where}.tool_call_id: must be a string, got {kind(call_id)}"
-            if our == "tool"
-            else f"{where}.tool_call_id: only a tool message answers a tool call"
-        )
+    check_tool_call_id(where, our, call_id, problems)
     if len(problems) > before:
         return None
-    if extra:
-        metadata = {**(metadata or {}), LANGCHAIN_KEY: extra}
-    if our == "ai":
-        return AIMessage(content=content, tool_calls=calls or None, metadata=metadata)
-    if our == "tool":
-        return ToolMessage(content=content, tool_call_id=call_id, metadata=metadata)
-    if our == "human":
-        return HumanMessage(content=content, metadata=metadata)
-    return SystemMessage(content=content, metadata=metadata)
+    details = (LANGCHAIN_KEY, extra)
+    return typed_message(our, content, metadata, details, calls or None, call_id)
 
 
 def _kind_of(where: str, lc_type: str, data: Mapping[str, Any], problems: list[str]) -> str | None:

@@ -30,13 +30,12 @@ from convoeval.integrations._common import (
     dumped,
     kind,
     require,
+    typed_message,
 )
 from convoeval.integrations._errors import ConversionError
 from convoeval.schema.messages import (
     AIMessage,
-    HumanMessage,
     Message,
-    SystemMessage,
     ToolCall,
     ToolMessage,
 )
@@ -210,15 +209,7 @@ def _convert(where: str, raw: Any, problems: list[str]) -> Message | None:
         problems.append(f"{where}: only an assistant message calls tools")
     if len(problems) > before:
         return None
-    if extra:
-        metadata = {**(metadata or {}), LLAMA_INDEX_KEY: extra}
-    if our == "ai":
-        return AIMessage(content=text, tool_calls=calls or None, metadata=metadata)
-    if our == "tool":
-        return ToolMessage(content=text, tool_call_id=call_id, metadata=metadata)
-    if our == "human":
-        return HumanMessage(content=text, metadata=metadata)
-    return SystemMessage(content=text, metadata=metadata)
+    return typed_message(our, text, metadata, (LLAMA_INDEX_KEY, extra), calls or None, call_id)
 
 
 def _block(block: Any) -> Any:

@@ -21,15 +21,18 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from convoeval.integrations._common import arguments, compact_json
+from convoeval.integrations._common import (
+    arguments,
+    check_tool_call_id,
+    compact_json,
+    typed_message,
+)
 from convoeval.integrations._common import kind as json_kind
 from convoeval.integrations._errors import ConversionError
 from convoeval.schema.errors import describe_errors
 from convoeval.schema.messages import (
     AIMessage,
-    HumanMessage,
     Message,
-    SystemMessage,
     ToolCall,
     ToolMessage,
 )
@@ -134,23 +137,11 @@ def _from_openai(where: str, raw: Any, problems: list[str]) -> Message | None:
     tool_call_id = raw.get("tool_call_id")
     if "tool_call_id" in raw and tool_call_id is None:
         extra["tool_call_id"] = None
-    elif tool_call_id is not None and (kind != "tool" or not isinstance(tool_call_id, str)):
-        problems.append(
-            f"{where}.tool_call_id: must be a string, got {json_kind(tool_call_id)}"
-            if kind == "tool"
-            else f"{where}.tool_call_id: only a tool message answers a tool call"
-        )
+    else:
+        check_tool_call_id(where, kind, tool_call_id, problems)
     if len(problems) > before:
         return None
-    if extra:
-        metadata = {**(metadata or {}), OPENAI_KEY: extra}
-    if kind == "ai":
-        return AIMessage(content=content, tool_calls=calls, metadata=metadata)
-    if kind == "tool":
-        return ToolMessage(content=content, tool_call_id=tool_call_id, metadata=metadata)
-    if kind == "human":
-        return HumanMessage(content=content, metadata=metadata)
-    return SystemMessage(content=content, metadata=metadata)
+    return typed_message(kind, content, metadata, (OPENAI_KEY, extra), calls, tool_call_id)
 
 
 def _metadata_of(where: str, raw: Mapping[str, Any], problems: list[str]) -> dict[str, Any] | None:
