@@ -257,3 +257,41 @@ def test_backoff_grows_and_is_capped() -> None:
     jittery = RetryPolicy(base_delay_s=1.0, jitter=0.25)
     delays = {jittery.backoff(1) for _ in range(50)}
     assert all(0.75 <= d <= 1.25 for d in delays) and len(delays) > 1
+
+
+async def test_reasoning_model_parameters_are_adapted_once_and_remembered(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    fault_server.error(
+        400,
+        "Unsupported parameter: 'max_tokens' is not supported with this model. "
+        "Use 'max_completion_tokens' instead.",
+    )
+    fault_server.error(
+        400,
+        "Unsupported value: 'temperature' does not support 0 with this model. "
+        "Only the default (1) value is supported.",
+    )
+    fault_server.reply(GOOD).reply(GOOD)
+    answer = await _judge(fault_server, max_tokens=50).run(verdict_step, INPUTS)
+    assert answer.output.label == "yes" and answer.usage.requests == 3
+    first, second, third = fault_server.bodies
+    assert first["max_tokens"] == 50 and first["temperature"] == 0
+    assert "max_tokens" not in second and second["max_completion_tokens"] == 50
+    assert "temperature" not in third and third["max_completion_tokens"] == 50
+    # Another judge for the same endpoint and model starts with what was learned.
+    await _judge(fault_server, max_tokens=50).run(verdict_step, {"statement": "again"})
+    assert fault_server.attempts == 4
+    assert "temperature" not in fault_server.bodies[3]
+    assert fault_server.bodies[3]["max_completion_tokens"] == 50
+
+
+async def test_a_parameter_refused_again_after_adapting_is_a_clean_failure(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    fault_server.error(400, "Unsupported value: 'temperature' is not supported.").forever()
+    with pytest.raises(JudgeError, match="refused the request: HTTP 400"):
+        await _judge(fault_server).run(verdict_step, INPUTS)
+    # The second attempt left temperature out and was refused too: a plain client error.
+    assert fault_server.attempts == 2
+    assert "temperature" not in fault_server.bodies[1]

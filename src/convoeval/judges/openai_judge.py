@@ -1,8 +1,9 @@
 """The `openai` judge: any OpenAI-compatible chat-completions server, with structured output.
 
 Built on the official SDK's async client with the SDK's own retries off; this module adds the
-json_schema -> json_object -> prompt-only fallback, bounded retries, the per-endpoint concurrency
-limit, the answer cache and usage accounting. API keys are only ever handed to the SDK client.
+json_schema -> json_object -> prompt-only fallback, the adaptation of sampling parameters a model
+refuses (reasoning models), bounded retries, the per-endpoint concurrency limit, the answer cache
+and usage accounting. API keys are only ever handed to the SDK client.
 """
 
 from __future__ import annotations
@@ -55,6 +56,35 @@ _FORMAT_WORDS = ("response_format", "json_schema", "json_object")
 
 class _FormatRejected(Exception):
     """The server refused the requested response_format (a 400 that names it)."""
+
+
+#: Sampling parameters some models refuse (OpenAI's reasoning models), and how to adapt:
+#: `max_tokens` becomes `max_completion_tokens`; `temperature` and `seed` are left out.
+_PARAM_FIXES = ("max_tokens", "temperature", "seed")
+#: Adaptations learned per (endpoint, model) from a 400 that named the parameter.
+_param_memory: dict[tuple[str, str], set[str]] = {}
+
+
+class _ParamRejected(Exception):
+    """The server refused a sampling parameter this judge can adapt (a 400 naming it)."""
+
+    def __init__(self, param: str, message: str) -> None:
+        self.param = param
+        super().__init__(message)
+
+
+def _rejected_param(exc: openai.APIStatusError, sent: Mapping[str, Any]) -> str | None:
+    """The adaptable parameter a 400 refuses, if it names one that was sent."""
+    body = exc.body if isinstance(exc.body, Mapping) else {}
+    error = body.get("error", body)
+    named = error.get("param") if isinstance(error, Mapping) else None
+    text = _error_text(exc).lower()
+    if "unsupported" not in text and "not supported" not in text:
+        return None
+    for param in _PARAM_FIXES:
+        if param in sent and (named == param or f"'{param}'" in text):
+            return param
+    return None
 
 
 def redact_url(url: str) -> str:
@@ -260,6 +290,9 @@ class OpenAIJudge:
             messages = self._messages(step, user, reask, _MODES[mode])
             try:
                 return await self._send(step, messages, _MODES[mode], usage)
+            except _ParamRejected as exc:
+                # Once adapted, the parameter is no longer sent: each one is adapted at most once.
+                _param_memory.setdefault(memory_key, set()).add(exc.param)
             except _FormatRejected as exc:
                 if mode + 1 >= len(_MODES):
                     raise JudgeError(step.name, f"the server rejected the request: {exc}") from exc
@@ -279,11 +312,15 @@ class OpenAIJudge:
         return messages
 
     def _request_args(self, step: Step[Any], mode: str) -> dict[str, Any]:
-        args: dict[str, Any] = {"model": self.model, "temperature": self.temperature}
-        if self.seed is not None:
+        fixes = _param_memory.get((self.endpoint, self.model), set())
+        args: dict[str, Any] = {"model": self.model}
+        if "temperature" not in fixes:
+            args["temperature"] = self.temperature
+        if self.seed is not None and "seed" not in fixes:
             args["seed"] = self.seed
         if self.max_tokens is not None:
-            args["max_tokens"] = self.max_tokens
+            limit = "max_completion_tokens" if "max_tokens" in fixes else "max_tokens"
+            args[limit] = self.max_tokens
         if mode == "json_schema":
             schema = step.schema()
             strict = _strict_compatible(schema) if self.strict is None else self.strict
@@ -334,6 +371,9 @@ class OpenAIJudge:
                     failure = f"connection failed: {exc.__cause__ or exc}"
                 except openai.APIStatusError as exc:
                     text = _error_text(exc)
+                    param = _rejected_param(exc, args) if exc.status_code == 400 else None
+                    if param is not None:
+                        raise _ParamRejected(param, f"HTTP 400: {exc.message}") from exc
                     if (
                         exc.status_code == 400
                         and mode != "prompt"
