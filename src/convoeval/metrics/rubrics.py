@@ -60,6 +60,7 @@ class RubricsScore(Metric):
     """The rubric level the judge picks; rubrics from the sample or the metric (LLM judge)."""
 
     name: ClassVar[str] = "rubrics_score"
+    required: ClassVar[tuple[str, ...]] = ("user_input", "rubrics")
     uses_judge: ClassVar[bool] = True
     needs_llm: ClassVar[bool] = True
 
@@ -78,10 +79,9 @@ class RubricsScore(Metric):
         self.normalize = normalize
 
     def missing_fields(self, sample: MultiTurnSample) -> list[str]:
+        """The base check, but rubrics given to the metric stand in for the sample's."""
         missing = super().missing_fields(sample)
-        if sample.rubrics is None and self.rubrics is None:
-            missing.append("rubrics")
-        return missing
+        return [f for f in missing if not (f == "rubrics" and self.rubrics is not None)]
 
     async def _score(self, sample: MultiTurnSample, ask: Ask) -> MetricResult:
         source = "sample" if sample.rubrics is not None else "metric"
