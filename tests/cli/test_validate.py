@@ -77,3 +77,14 @@ def test_metrics_lists_every_metric_and_its_needs() -> None:
     ):
         assert name in done.stdout
     assert "reference_tool_calls" in done.stdout and "LLM judge" in done.stdout
+
+
+def test_python_dash_m_convoeval_is_the_command_line() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "convoeval", "validate", "examples/support.jsonl"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and done.stdout == "12 records, all valid\n"
