@@ -12,8 +12,9 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any
 
 from convoeval.io import DataError, read_records
 from convoeval.io.records import check_format, convert
@@ -109,6 +110,8 @@ class Source:
                 yield index, _where(base, sample), sample, record.problems()
             return
         objects: Iterable[Any] = self._objects if self._objects is not None else ()
+        if self._iterable is not None:
+            objects, self._iterable = self._iterable, None  # an iterator is walked only once
         for index, obj in enumerate(objects):
             sample, errors = _from_object(obj, self.format)
             where = f"samples[{index}]"
@@ -117,47 +120,33 @@ class Source:
     def scan(self, metrics: Sequence[Metric]) -> Scan:
         """The checking pass: validate every record, check every metric's fields, fingerprint.
 
-        Raises `DataError` listing every invalid record, else `RequiredFieldsError` listing every
-        record that lacks a required field (and which metrics need it).
+        An iterator's records are written to a temporary JSONL file as they go by, so that the
+        scoring pass can read them again. Raises `DataError` listing every invalid record, else
+        `RequiredFieldsError` listing every record that lacks a required field (and which
+        metrics need it).
         """
+        spool_path = None
         if self._iterable is not None:
-            return self._scan_spooling(metrics)
+            self._spool_dir = tempfile.mkdtemp(prefix="convoeval-spool-")
+            spool_path = os.path.join(self._spool_dir, "samples.jsonl")
         scan = Scan()
         digest = hashlib.sha256()
-        for index, where, sample, problems in self._raw():
-            scan.count = index + 1
-            self._check(scan, where, sample, problems, metrics)
-            if sample is not None and self._path is None:
-                digest.update(_canonical(sample).encode("utf-8") + b"\n")
-        if self._path is not None:
-            digest = _file_digest(self._path)
-        scan.fingerprint = digest.hexdigest()
-        _raise_problems(scan)
-        return scan
-
-    def _scan_spooling(self, metrics: Sequence[Metric]) -> Scan:
-        """Check an iterator's records while writing them to a temporary JSONL file."""
-        assert self._iterable is not None
-        self._spool_dir = tempfile.mkdtemp(prefix="convoeval-spool-")
-        spool = os.path.join(self._spool_dir, "samples.jsonl")
-        scan = Scan()
-        digest = hashlib.sha256()
-        handle: IO[str]
-        with open(spool, "w", encoding="utf-8") as handle:
-            for index, obj in enumerate(self._iterable):
-                sample, errors = _from_object(obj, self.format)
-                base = f"samples[{index}]"
+        with ExitStack() as stack:
+            spool = (
+                stack.enter_context(open(spool_path, "w", encoding="utf-8")) if spool_path else None
+            )
+            for index, where, sample, problems in self._raw():
                 scan.count = index + 1
-                problems = [f"{base}: {e}" for e in errors]
-                self._check(scan, _where(base, sample), sample, problems, metrics)
-                if sample is not None:
+                self._check(scan, where, sample, problems, metrics)
+                if sample is not None and self._path is None:
                     text = _canonical(sample)
                     digest.update(text.encode("utf-8") + b"\n")
-                    handle.write(text + "\n")
-        self._iterable = None
-        self._path = spool
-        self._spooled = True
-        self.format = "ragas"
+                    if spool is not None:
+                        spool.write(text + "\n")
+        if spool_path is not None:
+            self._path, self._spooled, self.format = spool_path, True, "ragas"
+        elif self._path is not None:
+            digest = _file_digest(self._path)
         scan.fingerprint = digest.hexdigest()
         _raise_problems(scan)
         return scan
