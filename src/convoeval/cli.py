@@ -10,8 +10,9 @@ from rich.console import Console
 from rich.table import Table
 
 from convoeval import __version__
+from convoeval.io.records import FORMATS as DATA_FORMATS
 
-FORMATS = click.Choice(["auto", "ragas", "openai", "deepeval", "langchain"])
+FORMATS = click.Choice(list(DATA_FORMATS))
 FORMAT_OPTION = click.option(
     "--format",
     "layout",
