@@ -9,19 +9,16 @@ back as `path: what is wrong` lines, never as silent drops.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from pydantic import ValidationError
 
+from convoeval.integrations._common import kind as json_kind
 from convoeval.integrations._errors import ConversionError
 from convoeval.integrations.langchain import from_langchain_messages, is_langchain_dicts
-from convoeval.integrations.openai_chat import (
-    OpenAIMessagesError,
-    from_openai_messages,
-    to_openai_messages,
-)
+from convoeval.integrations.openai_chat import from_openai_messages, to_openai_messages
 from convoeval.io.deepeval_layout import deepeval_to_sample, sample_to_deepeval
 from convoeval.io.errors import DataError
 from convoeval.schema.errors import describe_errors
@@ -85,7 +82,8 @@ def convert(
 ) -> tuple[MultiTurnSample | None, list[str], Layout | None]:
     """Convert a parsed record: (sample or None, problems, layout used or None)."""
     if not isinstance(data, Mapping):
-        return None, [f"a record must be a JSON object (one conversation), got {_kind(data)}"], None
+        problem = f"a record must be a JSON object (one conversation), got {json_kind(data)}"
+        return None, [problem], None
     layout, problems = _layout_of(data, format)
     if layout is None:
         return None, problems, None
@@ -166,29 +164,20 @@ def _from_openai_record(data: Mapping[str, Any]) -> tuple[MultiTurnSample | None
         metadata = fields.get("metadata")
         if isinstance(metadata, Mapping) or metadata is None:
             fields["metadata"] = {**(metadata or {}), OPENAI_RECORD_KEY: extras}
-    try:
-        return from_openai_messages(data["messages"], **fields), []
-    except OpenAIMessagesError as exc:
-        return None, exc.problems
+    return _converted(from_openai_messages, data["messages"], fields)
 
 
 def _from_langchain_record(data: Mapping[str, Any]) -> tuple[MultiTurnSample | None, list[str]]:
     """`{"messages": [{"type": ..., "data": {...}}, ...], "id": ..., ...}` -> sample."""
     fields = {k: v for k, v in data.items() if k != "messages"}
+    return _converted(from_langchain_messages, data["messages"], fields)
+
+
+def _converted(
+    converter: Callable[..., MultiTurnSample], messages: Any, fields: Mapping[str, Any]
+) -> tuple[MultiTurnSample | None, list[str]]:
+    """Run a framework converter; its `ConversionError` problems become the record's."""
     try:
-        return from_langchain_messages(data["messages"], **fields), []
+        return converter(messages, **fields), []
     except ConversionError as exc:
         return None, exc.problems
-
-
-def _kind(value: Any) -> str:
-    """A JSON name for the type of a parsed value."""
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    return "null" if value is None else type(value).__name__
