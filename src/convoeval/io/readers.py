@@ -61,8 +61,9 @@ def read_samples(
 
 def _samples(records: Iterator[Record]) -> Iterator[MultiTurnSample]:
     for record in records:
-        if record.sample is None or record.errors:
+        if not record.ok:
             raise DataError(record.problems())
+        assert record.sample is not None
         yield record.sample
 
 

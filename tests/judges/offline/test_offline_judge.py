@@ -76,7 +76,9 @@ async def test_accepts_a_dict_answer(judge: OfflineJudge) -> None:
 
 
 async def test_invalid_answer_is_a_judge_error(judge: OfflineJudge) -> None:
-    with pytest.raises(JudgeError, match="does not match RefusalVerdicts"):
+    with pytest.raises(
+        JudgeError, match="offline answer unusable as RefusalVerdicts: it does not match the output"
+    ):
         await judge.run(_step(lambda inputs, kit: {"answered": "nope"}), INPUTS)
 
 

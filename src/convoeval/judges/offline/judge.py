@@ -8,8 +8,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
+from convoeval.judges._answers import AnswerProblem, RawReply, accept
 from convoeval.judges.base import Answer, JudgeError, OutT, Step, StepUnsupported, Usage
 from convoeval.judges.offline import calibration as cal
 from convoeval.judges.offline.embedder import MODEL_NAME
@@ -45,11 +44,12 @@ class OfflineJudge:
             )
         started = time.perf_counter()
         raw = await asyncio.to_thread(self._call, step, inputs)
-        output = _validate(step, raw)
-        if step.check is not None:
-            problem = step.check(inputs, output)
-            if problem is not None:
-                raise JudgeError(step.name, f"offline answer failed its check: {problem}")
+        try:  # the same validation and check as every other judge's answers
+            output = accept(step, inputs, RawReply(content=raw))
+        except AnswerProblem as exc:
+            raise JudgeError(
+                step.name, f"offline answer unusable as {step.output.__name__}: {exc}"
+            ) from exc
         return Answer(output=output, usage=Usage(latency_s=time.perf_counter() - started))
 
     def _call(self, step: Step[OutT], inputs: Mapping[str, Any]) -> Any:
@@ -73,16 +73,3 @@ class OfflineJudge:
             "calibration": cal.CALIBRATION_VERSION,
             "runtime": "onnxruntime-cpu",
         }
-
-
-def _validate(step: Step[OutT], raw: Any) -> OutT:
-    """Accept an instance of the step's output model, another pydantic model, or a mapping."""
-    if isinstance(raw, step.output):
-        return raw
-    data = raw.model_dump() if isinstance(raw, BaseModel) else raw
-    try:
-        return step.output.model_validate(data)
-    except ValidationError as exc:
-        raise JudgeError(
-            step.name, f"offline answer does not match {step.output.__name__}: {exc}"
-        ) from exc
