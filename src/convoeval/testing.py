@@ -11,9 +11,10 @@ import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from convoeval._sync import run_sync
 from convoeval.judges.base import Judge
 from convoeval.metrics import Metric, MetricResult
-from convoeval.metrics._base import SampleLike, as_sample, run_sync
+from convoeval.metrics._base import SampleLike, as_sample
 from convoeval.runner.plan import build_metrics, plan_judges
 
 __all__ = ["assert_conversation"]

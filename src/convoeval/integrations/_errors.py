@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from convoeval.errors import ConvoevalError
 
-class ConversionError(ValueError):
+
+class ConversionError(ConvoevalError, ValueError):
     """Input a converter cannot map; `problems` holds one `path: why` line per problem."""
 
     def __init__(self, problems: Sequence[str]) -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from convoeval.errors import ConvoevalError
 
-class DataError(ValueError):
+
+class DataError(ConvoevalError, ValueError):
     """A record that is not a valid conversation; `problems` holds `file:line: path: what` lines."""
 
     def __init__(self, problems: Sequence[str]) -> None:

@@ -10,19 +10,19 @@ from __future__ import annotations
 import asyncio
 import importlib
 import math
-import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypedDict, TypeVar
 
 from pydantic import BaseModel
 
+from convoeval._sync import run_sync
+from convoeval.errors import ConvoevalError
 from convoeval.judges.base import Judge, JudgeError, Step, Usage
 from convoeval.schema import ConversationalTestCase, MultiTurnSample
 
 OutT = TypeVar("OutT", bound=BaseModel)
-T = TypeVar("T")
 
 #: What `score` accepts: a sample, a DeepEval-style case, or a dict in Ragas layout.
 SampleLike = MultiTurnSample | ConversationalTestCase | Mapping[str, Any]
@@ -112,7 +112,7 @@ class MetricResult:
         }
 
 
-class MissingFieldsError(ValueError):
+class MissingFieldsError(ConvoevalError, ValueError):
     """A sample lacks fields a metric requires; raised before any judge call."""
 
     def __init__(self, metric: str, fields: list[str], sample_id: str | None = None) -> None:
@@ -124,7 +124,7 @@ class MissingFieldsError(ValueError):
         super().__init__(f"metric {metric!r} needs {names}, which {where} does not set")
 
 
-class MetricFailedError(RuntimeError):
+class MetricFailedError(ConvoevalError, RuntimeError):
     """Raised by the Ragas-style `multi_turn_score` when the metric failed (not a silent None)."""
 
     def __init__(self, metric: str, result: MetricResult) -> None:
@@ -176,33 +176,6 @@ class Ask:
         return answer.output
 
 
-def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run a coroutine to completion from sync code, also inside a running loop (Jupyter).
-
-    Outside a loop this is `asyncio.run`; inside one the coroutine runs in a worker thread with
-    its own event loop, so the caller's loop is never re-entered.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(make())
-    box: dict[str, Any] = {}
-
-    def _worker() -> None:
-        try:
-            box["value"] = asyncio.run(make())
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=_worker, name="convoeval-run-sync", daemon=True)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    result: T = box["value"]
-    return result
-
-
 class Metric(ABC):
     """Base of every metric: declares what it needs and scores one sample at a time, stateless.
 
@@ -222,6 +195,8 @@ class Metric(ABC):
     uses_judge: ClassVar[bool] = False
     #: Pass mark used when the constructor is given no threshold (None: no pass/fail).
     default_threshold: ClassVar[float | None] = None
+    #: Every judge step this metric may ask; their fingerprints are part of a run's identity.
+    steps: ClassVar[tuple[Step[Any], ...]] = ()
 
     def __init__(self, *, threshold: float | None = None, judge: Judge | str | None = None) -> None:
         self.threshold: float | None = self.default_threshold if threshold is None else threshold
@@ -230,6 +205,11 @@ class Metric(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(threshold={self.threshold!r})"
+
+    def config(self) -> dict[str, Any]:
+        """The constructor options that shape this metric's scores, JSON-ready (threshold and
+        judge excluded: they are recorded apart). Run metadata and resume compare it."""
+        return {}
 
     def missing_fields(self, sample: MultiTurnSample) -> list[str]:
         """The required fields this sample leaves unset (None); an empty list counts as set."""

@@ -13,8 +13,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
+from convoeval._sync import run_sync
 from convoeval.judges.base import Step
-from convoeval.metrics._base import Ask, Metric, MetricResult, SampleLike, run_sync
+from convoeval.metrics._base import Ask, Metric, MetricResult, SampleLike
 from convoeval.metrics._keyed import keyed_check
 from convoeval.metrics._registry import register
 from convoeval.schema import Exchange, MultiTurnSample, split_exchanges

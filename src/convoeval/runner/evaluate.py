@@ -18,9 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from convoeval._sync import run_sync
 from convoeval.judges.base import Judge, Usage
 from convoeval.metrics import Metric, MetricResult
-from convoeval.metrics._base import run_sync
 from convoeval.runner.inputs import Item, SamplesLike, Source
 from convoeval.runner.plan import JudgePlan, build_metrics, metric_entry, plan_judges
 from convoeval.runner.progress import Progress, make_progress

