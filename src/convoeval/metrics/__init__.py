@@ -10,6 +10,7 @@ from convoeval.metrics._base import (
     MetricFailedError,
     MetricResult,
     MissingFieldsError,
+    as_metric,
     as_sample,
 )
 from convoeval.metrics._registry import METRICS, describe_metrics, get_metric, register
@@ -39,6 +40,7 @@ __all__ = [
     "ToolCallAccuracy",
     "ToolCallF1",
     "TopicAdherenceScore",
+    "as_metric",
     "as_sample",
     "describe_metrics",
     "get_metric",

@@ -289,3 +289,15 @@ def _resolve(spec: Judge | str | None) -> Judge:
     judges = importlib.import_module("convoeval.judges")
     judge: Judge = judges.resolve_judge(spec)
     return judge
+
+
+def as_metric(obj: Any) -> Metric:
+    """The stateless metric core behind `obj`: a `Metric` as is, a compatibility facade (an
+    object with a `core` attribute, e.g. DeepEval-named classes) unwrapped. The runner calls this
+    for every metric it is given, so facade state never crosses samples."""
+    if isinstance(obj, Metric):
+        return obj
+    core = getattr(obj, "core", None)
+    if isinstance(core, Metric):
+        return core
+    raise TypeError(f"a metric must be a Metric (or a metric facade), not {obj!r}")
