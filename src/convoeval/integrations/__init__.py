@@ -5,6 +5,6 @@ imported on demand; nothing here is imported eagerly, so an optional dependency 
 never slows down or breaks `import convoeval`.
 """
 
-from convoeval.integrations._errors import ConversionError
+from convoeval.io.errors import ConversionError
 
 __all__ = ["ConversionError"]

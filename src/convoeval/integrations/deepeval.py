@@ -23,8 +23,8 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from convoeval.integrations._common import as_list, build_sample, dumped, kind
-from convoeval.integrations._errors import ConversionError
+from convoeval.io._convert import as_list, build_sample, dumped, kind
+from convoeval.io.errors import ConversionError
 from convoeval.schema.errors import describe_errors
 from convoeval.schema.messages import (
     AIMessage,

@@ -22,17 +22,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from convoeval.integrations._common import (
+from convoeval.integrations._common import require
+from convoeval.io._convert import (
     arguments,
     as_list,
     build_sample,
     compact_json,
     dumped,
     kind,
-    require,
     typed_message,
 )
-from convoeval.integrations._errors import ConversionError
+from convoeval.io.errors import ConversionError
 from convoeval.schema.messages import (
     AIMessage,
     Message,

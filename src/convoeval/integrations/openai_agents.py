@@ -27,8 +27,8 @@ from openai.types.responses import (
 )
 from openai.types.responses.response_input_item_param import FunctionCallOutput
 
-from convoeval.integrations._common import arguments, as_list, build_sample, compact_json, kind
-from convoeval.integrations._errors import ConversionError
+from convoeval.io._convert import arguments, as_list, build_sample, compact_json, kind
+from convoeval.io.errors import ConversionError
 from convoeval.schema.messages import (
     AIMessage,
     HumanMessage,

@@ -15,8 +15,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from convoeval.integrations._common import dumped, kind, require
-from convoeval.integrations._errors import ConversionError
+from convoeval.integrations._common import require
+from convoeval.io._convert import dumped, kind
+from convoeval.io.errors import ConversionError
 from convoeval.schema.errors import describe_errors
 from convoeval.schema.messages import AIMessage, Message, SystemMessage, ToolMessage
 from convoeval.schema.sample import MultiTurnSample

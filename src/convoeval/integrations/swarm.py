@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from convoeval.integrations._common import as_list
-from convoeval.integrations._errors import ConversionError
-from convoeval.integrations.openai_chat import (
+from convoeval.io._convert import as_list
+from convoeval.io.errors import ConversionError
+from convoeval.io.openai_layout import (
     OpenAIMessagesError,
     from_openai_messages,
     to_openai_messages,

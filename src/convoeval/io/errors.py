@@ -1,4 +1,5 @@
-"""Errors of dataset reading and writing: a bad record (`DataError`) or an unusable file."""
+"""Errors of dataset reading and writing: a bad record (`DataError`), an unusable file, or
+input that a layout parser or framework converter cannot map (`ConversionError`)."""
 
 from __future__ import annotations
 
@@ -22,3 +23,11 @@ class DataFileError(DataError):
         self.path = path
         self.reason = reason
         super().__init__([f"{path}: {reason}"])
+
+
+class ConversionError(ConvoevalError, ValueError):
+    """Input a converter cannot map; `problems` holds one `path: why` line per problem."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))

@@ -15,12 +15,11 @@ from typing import Any, Literal, cast
 
 from pydantic import ValidationError
 
-from convoeval.integrations._common import kind as json_kind
-from convoeval.integrations._errors import ConversionError
-from convoeval.integrations.langchain import from_langchain_messages, is_langchain_dicts
-from convoeval.integrations.openai_chat import from_openai_messages, to_openai_messages
+from convoeval.io._convert import kind as json_kind
 from convoeval.io.deepeval_layout import deepeval_to_sample, sample_to_deepeval
-from convoeval.io.errors import DataError
+from convoeval.io.errors import ConversionError, DataError
+from convoeval.io.langchain_layout import from_langchain_dicts, is_langchain_dicts
+from convoeval.io.openai_layout import from_openai_messages, to_openai_messages
 from convoeval.schema.errors import describe_errors
 from convoeval.schema.sample import MultiTurnSample
 
@@ -170,7 +169,7 @@ def _from_openai_record(data: Mapping[str, Any]) -> tuple[MultiTurnSample | None
 def _from_langchain_record(data: Mapping[str, Any]) -> tuple[MultiTurnSample | None, list[str]]:
     """`{"messages": [{"type": ..., "data": {...}}, ...], "id": ..., ...}` -> sample."""
     fields = {k: v for k, v in data.items() if k != "messages"}
-    return _converted(from_langchain_messages, data["messages"], fields)
+    return _converted(from_langchain_dicts, data["messages"], fields)
 
 
 def _converted(
