@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from convoeval import AIMessage, HumanMessage, MultiTurnSample, ToolCall, ToolMessage, evaluate
+from convoeval.judges import FakeJudge, JudgeError
+from convoeval.metrics.conversation_relevancy import VERDICTS
 from convoeval.runner import EvaluationResult
 
 SCRIPT = "<script>window.__pwned = 1; document.title = 'pwned';</script>"
@@ -44,4 +47,88 @@ def hostile_results(directory: Path) -> EvaluationResult:
     samples = [_sample(i, kind) for i, kind in enumerate(SCORES)]
     return evaluate(
         samples, ["tool_call_accuracy"], output=directory / "results.jsonl", show_progress=False
+    )
+
+
+#: A tool name whose unterminated RIGHT-TO-LEFT OVERRIDE would reverse the rest of its line.
+RLO_TOOL = "refund\u202e"
+
+
+def feature_samples() -> list[MultiTurnSample]:
+    """Records for each report feature: a nested argument difference, a bidi tool name,
+    metadata (a task reward), and no reference topics (topic adherence scores nothing)."""
+    address = {"street": "1 Main St", "zip": "10001", "city": "New York"}
+    wrong = {**address, "zip": "10002"}
+    nested = MultiTurnSample(
+        user_input=[
+            HumanMessage(content="ship order 7 to my new address"),
+            AIMessage(
+                content="", tool_calls=[ToolCall(name="ship", args={"order": 7, "address": wrong})]
+            ),
+            AIMessage(content="Done, it ships tomorrow."),
+        ],
+        reference_tool_calls=[ToolCall(name="ship", args={"order": 7, "address": address})],
+        reference_topics=[],
+        metadata={"reward": 0.0, "task_id": 17},
+        id="nested-zip",
+    )
+    bidi = MultiTurnSample(
+        user_input=[
+            HumanMessage(content="refund order 8"),
+            AIMessage(content="", tool_calls=[ToolCall(name=RLO_TOOL, args={"order": "8"})]),
+            AIMessage(content="Refunded."),
+        ],
+        reference_tool_calls=[ToolCall(name=RLO_TOOL, args={"order": 8})],
+        reference_topics=[],
+        metadata={"reward": 1.0},
+        id="bidi\u202eid",
+    )
+    return [nested, bidi]
+
+
+def feature_results(directory: Path) -> EvaluationResult:
+    """Tool-call accuracy, F1 and topic adherence (nothing to score) over `feature_samples`."""
+    return evaluate(
+        feature_samples(),
+        ["tool_call_accuracy", "tool_call_f1", "topic_adherence"],
+        output=directory / "features.jsonl",
+        show_progress=False,
+    )
+
+
+#: The record whose text holds a word no other record has (for the search test).
+NEEDLE_INDEX = 137
+
+
+def _relevancy(inputs: Any) -> dict[str, Any]:
+    if "trouble" in str(inputs):
+        raise JudgeError(VERDICTS.name, "the judge went away")
+    return {
+        "verdicts": [{"exchange": i, "relevant": True, "reason": ""} for i, _ in inputs["windows"]]
+    }
+
+
+def many_results(directory: Path, count: int) -> EvaluationResult:
+    """`count` records: tool_call_accuracy 1.0 on every 4th, else 0.0; relevancy judged by a
+    fake judge that fails every 10th record (its text says "trouble")."""
+    samples = []
+    for i in range(count):
+        word = "zebra" if i == NEEDLE_INDEX else "trouble" if i % 10 == 9 else "plain"
+        samples.append(
+            MultiTurnSample(
+                user_input=[
+                    HumanMessage(content=f"question {i}, {word}"),
+                    AIMessage(content="", tool_calls=[ToolCall(name="find", args={"n": i % 4})]),
+                    AIMessage(content=f"answer {i}"),
+                ],
+                reference_tool_calls=[ToolCall(name="find", args={"n": 0})],
+                id=f"many-{i}",
+            )
+        )
+    return evaluate(
+        samples,
+        ["tool_call_accuracy", "conversation_relevancy"],
+        judge=FakeJudge({VERDICTS.name: _relevancy}),
+        output=directory / "many.jsonl",
+        show_progress=False,
     )

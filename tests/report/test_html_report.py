@@ -1,4 +1,5 @@
-"""The HTML report: escaping, embedded data, histograms, the cap on listed conversations."""
+"""The HTML report: escaping, bidi isolation, embedded data, histograms, rows that expand in
+place, argument paths that differ, F1 tables, metadata, the cap on listed conversations."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from _report_data import CLOSER, IMG, SCORES, SCRIPT, hostile_results
+from _report_data import CLOSER, IMG, RLO_TOOL, SCORES, SCRIPT, feature_results, hostile_results
 
 from convoeval.report import render_report, safe_json, write_report
 from convoeval.report.parts import bin_of, bins_for
@@ -54,6 +55,76 @@ def test_report_lists_at_most_the_cap_and_says_so(tmp_path: Path) -> None:
     result = hostile_results(tmp_path)
     target = write_report(result.path, tmp_path / "out" / "r.html", max_conversations=2)
     page = target.read_text()
-    assert page.count('<tbody data-index="') == 2
-    assert "Showing the first 2 of 5 conversations." in page
+    assert page.count('<details class="conv" data-index="') == 2
+    assert "The file lists the first 2 of 5 conversations" in page
     assert "1 / 2 = 0.5" in page or "0.500" in page
+
+
+def _visible_part(page: str) -> str:
+    """The page without its JSON data block (which the browser never renders)."""
+    return page.split('<script type="application/json"', 1)[0]
+
+
+def test_bidi_controls_in_names_are_shown_and_every_data_string_is_isolated(
+    tmp_path: Path,
+) -> None:
+    page = render_report(feature_results(tmp_path))
+    shown = _visible_part(page)
+    # An unterminated U+202E in a tool name or an id never reaches the rendered page raw ...
+    assert RLO_TOOL.endswith("\u202e") and "\u202e" not in shown
+    # ... it shows as a visible escape, isolated, in the transcript, the tables and the reasons.
+    assert "<bdi>refund\\u202e</bdi>" in shown
+    assert "<bdi>bidi\\u202eid</bdi>" in shown
+    assert "refund\\u202e (#0 vs expected #0) scored 0" in shown
+    # Message text keeps its characters but sits in its own isolate.
+    assert "<bdi>refund order 8</bdi>" in shown
+
+
+def test_each_conversation_is_one_row_that_expands_in_place(tmp_path: Path) -> None:
+    result = hostile_results(tmp_path)
+    page = render_report(result)
+    assert "<summary>transcript and details" not in page and '<tr class="more"' not in page
+    rows = re.findall(r'<details class="conv" data-index="(\d+)"><summary>(.*?)</summary>', page)
+    assert [int(i) for i, _ in rows] == list(range(len(SCORES)))
+    for (_, summary), score in zip(rows, SCORES, strict=True):
+        assert f"{score:.3f}</span>" in summary
+
+
+def test_metric_with_nothing_scored_says_so_instead_of_an_empty_histogram(
+    tmp_path: Path,
+) -> None:
+    page = render_report(feature_results(tmp_path))
+    hists = page.split("<h2>Score distributions</h2>", 1)[1].split("<h2>", 1)[0]
+    topic = hists.split("<bdi>topic_adherence</bdi>", 1)[1].split('<div class="hist">', 1)[0]
+    assert "nothing scored" in topic and "<svg" not in topic and "max 1" not in topic
+    assert hists.count("nothing scored") == 1
+
+
+def test_nested_argument_difference_shows_the_path_and_both_values(tmp_path: Path) -> None:
+    page = render_report(feature_results(tmp_path))
+    nested = page.split('data-index="0"', 1)[1].split('data-index="1"', 1)[0]
+    accuracy = nested.split("<bdi>tool_call_accuracy</bdi>:", 1)[1].split("metric-block", 1)[0]
+    assert "<li><bdi>address.zip</bdi>: made <bdi>&quot;10002&quot;</bdi>, expected " in accuracy
+    assert "<bdi>&quot;10001&quot;</bdi></li>" in accuracy
+    assert "address.street" not in accuracy and "<bdi>address</bdi>:" not in accuracy
+    # A type difference shows both types: the string "8" was sent, the number 8 expected.
+    bidi = page.split('data-index="1"', 1)[1]
+    assert "<li><bdi>order</bdi>: made <bdi>&quot;8&quot;</bdi>, expected <bdi>8</bdi></li>" in bidi
+
+
+def test_tool_call_f1_details_are_tables_not_json_dumps(tmp_path: Path) -> None:
+    page = render_report(feature_results(tmp_path))
+    assert "<pre>" not in page
+    f1 = page.split("<bdi>tool_call_f1</bdi>: score 0</h4>", 1)[1].split("metric-block", 1)[0]
+    assert "0 correct, 1 not expected, 1 missing; precision 0, recall 0" in f1
+    assert "<th>call</th><th>#</th><th>tool</th><th>arguments</th>" in f1
+    assert "expected, not made" in f1 and "made, not expected" in f1
+    assert "<th>arguments that differ</th>" in f1 and "<bdi>address.zip</bdi>" in f1
+
+
+def test_record_metadata_is_shown(tmp_path: Path) -> None:
+    page = render_report(feature_results(tmp_path))
+    first = page.split('data-index="0"', 1)[1].split('data-index="1"', 1)[0]
+    assert "metadata: <table" in first
+    assert "<td><bdi>reward</bdi></td><td><bdi>0.0</bdi></td>" in first
+    assert "<td><bdi>task_id</bdi></td><td><bdi>17</bdi></td>" in first

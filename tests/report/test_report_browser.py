@@ -1,5 +1,6 @@
 """The HTML report in a real headless Chromium (Playwright): escaping, no script from the data,
-sorting by a score column, expanding a conversation, and no network request at all."""
+bidi isolation, rows that expand in place, sorting, search, filters, paging, and no network
+request at all. Each test keeps a screenshot under its tmp dir and prints the path."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _report_data import IMG, SCORES, SCRIPT, hostile_results
+from _report_data import (
+    IMG,
+    NEEDLE_INDEX,
+    SCORES,
+    SCRIPT,
+    feature_results,
+    hostile_results,
+    many_results,
+)
 
 from convoeval.report import write_report
 
@@ -24,6 +33,28 @@ ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+ROWS = "#conversations > details.conv:not([hidden])"
+
+#: x positions of each character of `needle` inside the first text node under `selector` that
+#: holds it, as laid out: increasing when the text reads left to right.
+LAYOUT = """([selector, needle]) => {
+  const root = document.querySelector(selector);
+  const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+    const at = node.data.indexOf(needle);
+    if (at < 0) continue;
+    const xs = [];
+    for (let i = at; i < at + needle.length; i++) {
+      if (node.data[i] === " ") continue;
+      const range = document.createRange();
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      xs.push(range.getBoundingClientRect().left);
+    }
+    return xs;
+  }
+  return null;
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -41,61 +72,149 @@ def browser() -> Iterator[Any]:
         launched.close()
 
 
-def _order(page: Any) -> list[int]:
-    indices = page.eval_on_selector_all(
-        "#conversations > tbody", "bodies => bodies.map(b => b.getAttribute('data-index'))"
-    )
-    return [int(i) for i in indices]
+class Opened:
+    """A report open in a page, recording requests, dialogs and script errors."""
+
+    def __init__(self, browser: Any, report: Path) -> None:
+        self.url = report.resolve().as_uri()
+        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
+        self.requests: list[str] = []
+        self.dialogs: list[str] = []
+        self.errors: list[str] = []
+        self.page.on("request", lambda request: self.requests.append(request.url))
+        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.goto(self.url)
+        self.page.wait_for_load_state("load")
+
+    def order(self) -> list[int]:
+        """The data-index of every row shown, top to bottom."""
+        found = self.page.eval_on_selector_all(
+            ROWS, "rows => rows.map(r => r.getAttribute('data-index'))"
+        )
+        return [int(i) for i in found]
+
+    def shot(self, path: Path) -> None:
+        """Keep a full-page screenshot as a test artifact and say where."""
+        self.page.screenshot(path=str(path), full_page=True)
+        print(f"report screenshot: {path}")
+
+    def close(self) -> None:
+        """No script error, no dialog, no request but for the file itself."""
+        assert self.dialogs == [] and self.errors == []
+        assert self.requests and all(r == self.url for r in self.requests), self.requests
+        self.page.close()
 
 
 def test_report_in_a_real_browser(tmp_path: Path, browser: Any) -> None:
-    result = hostile_results(tmp_path)
-    report = write_report(result, tmp_path / "report.html")
-    url = report.resolve().as_uri()
-    page = browser.new_page()
-    requests: list[str] = []
-    dialogs: list[str] = []
-    errors: list[str] = []
-    page.on("request", lambda request: requests.append(request.url))
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(url)
-    page.wait_for_load_state("load")
-
-    # Nothing from the data ran; the report's own script did (no page errors).
+    opened = Opened(browser, write_report(hostile_results(tmp_path), tmp_path / "report.html"))
+    page = opened.page
+    # Nothing from the data ran; the report's own script did (its controls are shown).
     assert page.evaluate("typeof window.__pwned") == "undefined"
     assert page.title().startswith("convoeval report")
-    assert dialogs == [] and errors == []
+    assert page.locator("#controls").is_visible()
 
     # Sorting by the score column: ascending, then descending; nulls would go last.
-    header = page.locator('th[data-sort="tool_call_accuracy"]')
+    header = page.locator('.conv-head [data-sort="tool_call_accuracy"]')
     header.click()
-    ascending = _order(page)
-    assert [SCORES[i] for i in ascending] == sorted(SCORES)
+    assert [SCORES[i] for i in opened.order()] == sorted(SCORES)
     assert header.get_attribute("aria-sort") == "ascending"
     header.click()
-    descending = _order(page)
-    assert [SCORES[i] for i in descending] == sorted(SCORES, reverse=True)
-    page.locator('th[data-sort="index"]').click()
-    assert _order(page) == list(range(len(SCORES)))
+    assert [SCORES[i] for i in opened.order()] == sorted(SCORES, reverse=True)
+    page.locator('.conv-head [data-sort="index"]').click()
+    assert opened.order() == list(range(len(SCORES)))
 
-    # A row expands to its transcript; hostile markup shows as text.
-    details = page.locator('tbody[data-index="1"] details')
-    transcript = details.locator(".transcript")
+    # A row expands in place when clicked; hostile markup shows as text.
+    row = page.locator('details.conv[data-index="1"]')
+    transcript = row.locator(".transcript")
     assert not transcript.is_visible()
-    details.locator("summary").click()
-    assert details.get_attribute("open") is not None
-    assert transcript.is_visible()
+    row.locator("summary").click()
+    assert row.get_attribute("open") is not None and transcript.is_visible()
     text = transcript.inner_text()
     assert SCRIPT in text and IMG in text and "final answer 1 & more" in text
-    assert "lookup" in details.inner_text()
+    assert "lookup" in row.inner_text()
     assert page.locator("#conversations img").count() == 0
     assert page.evaluate("typeof window.__pwned") == "undefined"
 
     # The id with a closing script tag shows as text in its cell.
-    first_id = page.locator('tbody[data-index="0"] td').nth(1).inner_text()
+    first_id = page.locator('details.conv[data-index="0"] summary .id').inner_text()
     assert first_id.startswith("</script><script>")
+    opened.shot(tmp_path / "hostile.png")
+    opened.close()
 
-    # The page made no request but for itself.
-    assert requests and all(r == url for r in requests), requests
-    page.close()
+
+def test_bidi_nested_differences_f1_metadata_and_nothing_scored(
+    tmp_path: Path, browser: Any
+) -> None:
+    opened = Opened(browser, write_report(feature_results(tmp_path), tmp_path / "report.html"))
+    page = opened.page
+    for index in ("0", "1"):
+        page.locator(f'details.conv[data-index="{index}"] summary').click()
+    bidi = 'details.conv[data-index="1"]'
+    # Text after a tool name holding U+202E still reads left to right, in the call line and in
+    # the reason that quotes the name; the name shows the control character as \\u202e.
+    for needle in ('{"order": "8"}', "(#0 vs expected #0) scored 0"):
+        xs = page.evaluate(LAYOUT, [bidi, needle])
+        assert xs is not None and xs == sorted(xs) and len(set(xs)) == len(xs), (needle, xs)
+    body = page.locator(bidi).inner_text()
+    assert "refund\\u202e" in body and "\u202e" not in body
+    assert "bidi\\u202eid" in page.locator(f"{bidi} summary").inner_text()
+
+    nested = page.locator('details.conv[data-index="0"]').inner_text()
+    assert 'address.zip: made "10002", expected "10001"' in nested
+    assert "expected, not made" in nested and "made, not expected" in nested
+    assert "precision 0, recall 0" in nested
+    assert "reward" in nested and "task_id" in nested
+
+    hist = page.locator(".hist", has_text="topic_adherence")
+    assert hist.inner_text().strip().endswith("nothing scored")
+    assert hist.locator("svg").count() == 0
+    opened.shot(tmp_path / "features.png")
+    opened.close()
+
+
+def test_search_filters_and_paging_past_a_few_hundred_rows(tmp_path: Path, browser: Any) -> None:
+    count = 250
+    opened = Opened(browser, write_report(many_results(tmp_path, count), tmp_path / "r.html"))
+    page = opened.page
+    count_text = page.locator("#f-count")
+    # One page of 100 shown; the pager walks to the last page and back.
+    assert opened.order() == list(range(100))
+    assert count_text.inner_text() == f"showing 1-100 of {count} matching ({count} listed)"
+    page.locator("#f-next").click()
+    page.locator("#f-next").click()
+    assert opened.order() == list(range(200, count))
+    assert page.locator("#f-next").is_disabled()
+    assert page.locator("#f-page").inner_text() == "page 3 of 3"
+
+    # Search by id and by text (case-insensitive), back to page 1 on every change.
+    page.locator("#f-text").fill("many-42")
+    assert opened.order() == [42]
+    page.locator("#f-text").fill("ZEBRA")
+    assert opened.order() == [NEEDLE_INDEX]
+    page.locator("#f-text").fill("")
+
+    # Filter by a metric's range, then by status.
+    page.locator("#f-metric").select_option("tool_call_accuracy")
+    page.locator("#f-min").fill("0.5")
+    wanted = [i for i in range(count) if i % 4 == 0]
+    assert opened.order() == wanted[:100] and len(wanted) < 100
+    page.locator("#f-min").fill("")
+    page.locator("#f-metric").select_option("")
+    page.locator("#f-status").select_option("failed")
+    failed = [i for i in range(count) if i % 10 == 9 and i != NEEDLE_INDEX]
+    assert opened.order() == failed
+    assert (
+        count_text.inner_text()
+        == f"showing 1-{len(failed)} of {len(failed)} matching ({count} listed)"
+    )
+    page.locator("#f-status").select_option("unscored")
+    assert opened.order() == [] and count_text.inner_text() == "no conversation matches"
+    page.locator("#f-status").select_option("failed")
+
+    # A failed row expands in place and says why.
+    row = page.locator(f'details.conv[data-index="{failed[0]}"]')
+    row.locator("summary").click()
+    assert "the judge went away" in row.inner_text()
+    opened.shot(tmp_path / "filtered.png")
+    opened.close()

@@ -1,7 +1,8 @@
 """The HTML report's inline CSS and JavaScript (no network, no CDN: the file opens from disk).
 
-The script only sorts the conversations table: it reads scores from the JSON data block and
-moves `<tbody>` elements; it never inserts markup, so conversation text cannot become code.
+The script sorts, searches, filters and pages the conversations: it reads scores from the JSON
+data block, moves and hides the server-rendered rows, and writes only counts with `textContent`;
+it never inserts markup, so conversation text cannot become code.
 """
 
 from __future__ import annotations
@@ -15,79 +16,148 @@ CSS = """
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg);
   margin: 0; padding: 24px 32px; background: #fff; }
+bdi { unicode-bidi: isolate; }
 h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8px; }
 .meta { color: var(--muted); margin: 0 0 16px; }
 .meta dt { font-weight: 600; display: inline; } .meta dd { display: inline; margin: 0 16px 0 4px; }
-table { border-collapse: collapse; width: 100%; }
-th, td { border-bottom: 1px solid var(--line); padding: 6px 8px; text-align: left;
+table { border-collapse: collapse; }
+th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: left;
   vertical-align: top; }
 th { background: var(--bg); font-weight: 600; }
-th[data-sort] { cursor: pointer; user-select: none; }
-th[data-sort]::after { content: " \\2195"; color: var(--muted); }
-th[aria-sort="ascending"]::after { content: " \\2191"; color: var(--fg); }
-th[aria-sort="descending"]::after { content: " \\2193"; color: var(--fg); }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.num { text-align: right; font-variant-numeric: tabular-nums; }
 .score-good { color: var(--good); } .score-bad { color: var(--bad); }
 .unscored { color: var(--warn); } .failed { color: var(--bad); font-weight: 600; }
 .hists { display: flex; flex-wrap: wrap; gap: 16px; }
-.hist { border: 1px solid var(--line); padding: 8px; border-radius: 6px; }
+.hist { border: 1px solid var(--line); padding: 8px; border-radius: 6px; min-width: 180px; }
 .hist h3 { font-size: 13px; margin: 0 0 4px; }
-details > summary { cursor: pointer; color: var(--accent); }
+.hist .empty { color: var(--warn); margin: 30px 0; text-align: center; }
+.controls { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin: 8px 0; }
+.controls input[type=search] { min-width: 16em; } .controls input[type=number] { width: 6em; }
+.convs { border-top: 1px solid var(--line); }
+.conv > summary, .conv-head { display: grid; gap: 8px; padding: 5px 8px;
+  border-bottom: 1px solid var(--line); align-items: baseline; }
+.conv-head { background: var(--bg); font-weight: 600; }
+.conv-head [data-sort] { cursor: pointer; user-select: none; }
+.conv-head [data-sort]::after { content: " \\2195"; color: var(--muted); }
+.conv-head [aria-sort="ascending"]::after { content: " \\2191"; color: var(--fg); }
+.conv-head [aria-sort="descending"]::after { content: " \\2193"; color: var(--fg); }
+.conv > summary { cursor: pointer; list-style: none; }
+.conv > summary::-webkit-details-marker { display: none; }
+.conv > summary:hover { background: var(--bg); }
+.conv > summary .id { overflow-wrap: anywhere; }
+.conv > summary .id::before { content: "\\25B8  "; color: var(--accent); }
+.conv[open] > summary .id::before { content: "\\25BE  "; }
+.conv[open] > summary { background: #eef3fb; }
+.conv .body { padding: 4px 12px 12px 3.5em; border-bottom: 1px solid var(--line); }
 .transcript { margin: 8px 0; max-width: 980px; }
 .msg { border-left: 3px solid var(--line); padding: 4px 10px; margin: 6px 0; white-space: pre-wrap;
   overflow-wrap: anywhere; }
 .msg .role { font-weight: 600; display: block; white-space: normal; }
 .msg.human { border-color: #6b8fd6; } .msg.ai { border-color: #3a9d5d; }
 .msg.tool { border-color: #b08900; background: var(--bg); } .msg.system { border-color: #888; }
-.call { font-family: ui-monospace, Menlo, monospace; font-size: 12px; white-space: pre-wrap; }
+.call, .diffs { font-family: ui-monospace, Menlo, monospace; font-size: 12px;
+  white-space: pre-wrap; overflow-wrap: anywhere; }
+.diffs { margin: 0; padding-left: 16px; }
+.refs { color: var(--muted); }
 .metric-block { margin: 10px 0; } .metric-block h4 { margin: 4px 0; font-size: 13px; }
-.metric-block table { width: auto; font-size: 13px; }
-pre { background: var(--bg); padding: 8px; overflow: auto; font-size: 12px; }
+.metric-block table, .refs table { font-size: 13px; }
 .note { color: var(--muted); }
 """
 
 JS = """
 (function () {
   "use strict";
-  var block = document.getElementById("convoeval-data");
-  var data = JSON.parse(block.textContent);
-  var byIndex = {};
-  data.rows.forEach(function (row) { byIndex[String(row.index)] = row; });
-  var table = document.getElementById("conversations");
-  if (!table) { return; }
-  var state = { key: null, dir: 1 };
-  function value(body, key) {
-    var row = byIndex[body.getAttribute("data-index")];
-    if (!row) { return null; }
-    if (key === "index") { return row.index; }
-    if (key === "id") { return row.id === null ? null : String(row.id); }
-    var v = row.scores[key];
-    return (v === null || v === undefined) ? null : v;
+  var data = JSON.parse(document.getElementById("convoeval-data").textContent);
+  var list = document.getElementById("conversations");
+  if (!list) { return; }
+  var PAGE = 100;
+  var rows = data.rows, nodes = {}, texts = null;
+  Array.prototype.forEach.call(list.querySelectorAll("details.conv"), function (el) {
+    nodes[el.getAttribute("data-index")] = el;
+  });
+  function $(id) { return document.getElementById(id); }
+  var query = $("f-text"), metric = $("f-metric"), low = $("f-min"), high = $("f-max"),
+    status = $("f-status"), prev = $("f-prev"), next = $("f-next");
+  var state = { key: "index", dir: 1, page: 0 };
+  function number(input) {
+    var v = input.value.trim();
+    return v === "" || isNaN(Number(v)) ? null : Number(v);
   }
-  function compare(a, b, key, dir) {
-    var x = value(a, key), y = value(b, key);
-    if (x === null && y === null) { return value(a, "index") - value(b, "index"); }
+  function textOf(row) {
+    if (texts === null) {
+      texts = {};
+      rows.forEach(function (r) {
+        texts[r.index] = (String(r.id) + " " + nodes[r.index].textContent).toLowerCase();
+      });
+    }
+    return texts[row.index];
+  }
+  function keep(row) {
+    var needle = query.value.trim().toLowerCase();
+    if (needle && textOf(row).indexOf(needle) < 0) { return false; }
+    var names = metric.value ? [metric.value] : data.metrics;
+    var want = status.value;
+    if (want && !names.some(function (n) {
+      var failed = row.failed.indexOf(n) >= 0;
+      var unscored = !failed && (row.scores[n] === null || row.scores[n] === undefined);
+      return want === "failed" ? failed : want === "unscored" ? unscored : failed || unscored;
+    })) { return false; }
+    var a = number(low), b = number(high);
+    if (a === null && b === null) { return true; }
+    return names.some(function (n) {
+      var v = row.scores[n];
+      return v !== null && v !== undefined && (a === null || v >= a) && (b === null || v <= b);
+    });
+  }
+  function key(row) {
+    if (state.key === "index") { return row.index; }
+    if (state.key === "id") { return row.id === null ? null : String(row.id); }
+    var v = row.scores[state.key];
+    return v === undefined ? null : v;
+  }
+  function compare(a, b) {
+    var x = key(a), y = key(b);
+    if (x === y || (x === null && y === null)) { return a.index - b.index; }
     if (x === null) { return 1; }
     if (y === null) { return -1; }
-    if (x < y) { return -dir; }
-    if (x > y) { return dir; }
-    return value(a, "index") - value(b, "index");
+    return (x < y ? -1 : 1) * state.dir;
   }
-  var headers = table.querySelectorAll("th[data-sort]");
-  Array.prototype.forEach.call(headers, function (th) {
-    th.addEventListener("click", function () {
-      var key = th.getAttribute("data-sort");
-      state.dir = state.key === key ? -state.dir : 1;
-      state.key = key;
-      var bodies = Array.prototype.slice.call(table.tBodies);
-      bodies.sort(function (a, b) { return compare(a, b, key, state.dir); });
-      bodies.forEach(function (body) { table.appendChild(body); });
-      Array.prototype.forEach.call(headers, function (other) {
-        other.removeAttribute("aria-sort");
-      });
-      th.setAttribute("aria-sort", state.dir > 0 ? "ascending" : "descending");
-    });
+  function render() {
+    var shown = rows.filter(keep).sort(compare);
+    var pages = Math.max(1, Math.ceil(shown.length / PAGE));
+    state.page = Math.max(0, Math.min(state.page, pages - 1));
+    var first = state.page * PAGE, page = shown.slice(first, first + PAGE), on = {};
+    page.forEach(function (row) { on[row.index] = true; list.appendChild(nodes[row.index]); });
+    rows.forEach(function (row) { nodes[row.index].hidden = !on[row.index]; });
+    $("f-page").textContent = "page " + (state.page + 1) + " of " + pages;
+    $("f-count").textContent = shown.length === 0 ? "no conversation matches" :
+      "showing " + (first + 1) + "-" + (first + page.length) + " of " + shown.length +
+      " matching (" + rows.length + " listed)";
+    prev.disabled = state.page === 0;
+    next.disabled = state.page >= pages - 1;
+  }
+  function again() { state.page = 0; render(); }
+  [query, low, high].forEach(function (el) { el.addEventListener("input", again); });
+  [metric, status].forEach(function (el) { el.addEventListener("change", again); });
+  prev.addEventListener("click", function () { state.page -= 1; render(); });
+  next.addEventListener("click", function () { state.page += 1; render(); });
+  var headers = list.querySelectorAll(".conv-head [data-sort]");
+  Array.prototype.forEach.call(headers, function (head) {
+    head.setAttribute("role", "button");
+    head.setAttribute("tabindex", "0");
+    function sort() {
+      var k = head.getAttribute("data-sort");
+      state.dir = state.key === k ? -state.dir : 1;
+      state.key = k;
+      Array.prototype.forEach.call(headers, function (h) { h.removeAttribute("aria-sort"); });
+      head.setAttribute("aria-sort", state.dir > 0 ? "ascending" : "descending");
+      render();
+    }
+    head.addEventListener("click", sort);
+    head.addEventListener("keydown", function (e) { if (e.key === "Enter") { sort(); } });
   });
+  $("controls").hidden = false;
+  render();
 })();
 """
 

@@ -1,8 +1,10 @@
-"""The self-contained HTML report: run metadata, per-metric summary and histograms, and a
-sortable table of conversations, each expandable to its transcript and metric details.
+"""The self-contained HTML report: run metadata, per-metric summary and histograms, and the
+conversations, one row each that expands in place to its transcript, metadata and metric details.
 
 One file, inline CSS and JS, a Content-Security-Policy that allows no network and no script but
-the report's own; data for the script sits in a JSON block with `<`, `>` and `&` escaped.
+the report's own; data for the script sits in a JSON block with `<`, `>` and `&` escaped. The
+page works without its script (every row listed, expandable); the script adds sorting, search,
+filters and paging.
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from convoeval.report.assets import CSS, JS, script_hash
-from convoeval.report.parts import bin_of, bins_for, esc, histogram, metric_details, transcript
+from convoeval.report.details import metric_details
+from convoeval.report.parts import bin_of, bins_for, esc, histogram, name, transcript
 from convoeval.report.table import judge_label
 from convoeval.runner.results import EvaluationResult
 
-#: Conversations listed in the table at most (summaries and histograms cover every record).
+#: Conversations listed at most (summaries and histograms cover every record).
 MAX_CONVERSATIONS = 2000
 
 
@@ -38,11 +41,12 @@ def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _summary(result: EvaluationResult) -> str:
+def summary_html(result: EvaluationResult) -> str:
+    """The per-metric summary table (also the notebook view's head)."""
     heads = ("metric", "mean", "std", "min", "max", "scored", "unscored", "failed", "pass rate")
     head = "".join(f'<th class="{"" if h == "metric" else "num"}">{h}</th>' for h in heads)
     rows = []
-    for name, s in result.summary().items():
+    for metric, s in result.summary().items():
         if s["threshold"] is None:
             rate = "no threshold"
         elif s["pass_rate"] is None:
@@ -52,7 +56,7 @@ def _summary(result: EvaluationResult) -> str:
         cells = [_fmt(s[k]) for k in ("mean", "std", "min", "max")]
         cells += [str(s[k]) for k in ("scored", "unscored", "failed")]
         nums = "".join(f'<td class="num">{c}</td>' for c in cells)
-        rows.append(f"<tr><td>{esc(name)}</td>{nums}<td class='num'>{rate}</td></tr>")
+        rows.append(f"<tr><td>{name(metric)}</td>{nums}<td class='num'>{rate}</td></tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
@@ -69,32 +73,57 @@ def _meta_block(result: EvaluationResult) -> str:
         ("requests", f"{result.usage.requests} ({result.usage.cached} from cache)"),
         ("cost", f"${cost:.4f}" if cost is not None else f"unknown: {note}"),
     ]
-    body = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in items)
+    body = "".join(f"<dt>{esc(k)}</dt><dd>{name(v)}</dd>" for k, v in items)
     return f'<dl class="meta">{body}</dl>'
 
 
-def _score_cell(row: Mapping[str, Any], name: str, threshold: float | None) -> str:
-    value = (row.get("scores") or {}).get(name)
-    if name in (row.get("errors") or {}):
-        return '<td class="num failed">failed</td>'
+def score_cell(row: Mapping[str, Any], metric: str, threshold: float | None) -> str:
+    """One score as a cell: the value coloured by the threshold, or failed / n/a."""
+    value = (row.get("scores") or {}).get(metric)
+    if metric in (row.get("errors") or {}):
+        return '<span class="num failed">failed</span>'
     if value is None:
-        return '<td class="num unscored">n/a</td>'
+        return '<span class="num unscored">n/a</span>'
     css = ""
     if threshold is not None:
         css = " score-good" if value >= threshold else " score-bad"
-    return f'<td class="num{css}">{value:.3f}</td>'
+    return f'<span class="num{css}">{value:.3f}</span>'
 
 
 def _conversation(row: Mapping[str, Any], names: list[str], thresholds: dict[str, Any]) -> str:
     index = int(row["index"])
-    cells = [f'<td class="num">{index}</td>', f"<td>{esc(row.get('id') or '')}</td>"]
-    cells += [_score_cell(row, n, thresholds.get(n)) for n in names]
+    cells = [
+        f'<span class="num">{index}</span>',
+        f'<span class="id">{name(row.get("id") or "")}</span>',
+    ]
+    cells += [score_cell(row, n, thresholds.get(n)) for n in names]
+    where = f'<p class="note">from {name(row["where"])}</p>' if row.get("where") else ""
     blocks = "".join(metric_details(n, row) for n in names)
-    span = len(names) + 2
     return (
-        f'<tbody data-index="{index}"><tr class="conv">{"".join(cells)}</tr>'
-        f'<tr class="more"><td colspan="{span}"><details><summary>transcript and details'
-        f"</summary>{transcript(row.get('sample'))}{blocks}</details></td></tr></tbody>"
+        f'<details class="conv" data-index="{index}"><summary>{"".join(cells)}</summary>'
+        f'<div class="body">{where}{transcript(row.get("sample"))}{blocks}</div></details>'
+    )
+
+
+def _breakable(metric: str) -> str:
+    """A metric name that may wrap after its underscores (narrow score columns)."""
+    return "_<wbr>".join(name(part) for part in metric.split("_"))
+
+
+def _controls(names: list[str]) -> str:
+    options = "".join(f'<option value="{esc(n)}">{esc(n)}</option>' for n in names)
+    return (
+        '<div class="controls" id="controls" hidden>'
+        '<input type="search" id="f-text" placeholder="search id or text" aria-label="search">'
+        f'<select id="f-metric" aria-label="metric"><option value="">any metric</option>{options}'
+        '</select><input type="number" id="f-min" step="any" placeholder="min" aria-label="min">'
+        '<input type="number" id="f-max" step="any" placeholder="max" aria-label="max">'
+        '<select id="f-status" aria-label="status"><option value="">any status</option>'
+        '<option value="failed">failed</option><option value="unscored">unscored</option>'
+        '<option value="either">failed or unscored</option></select>'
+        '<button type="button" id="f-prev">&lsaquo; previous</button><span id="f-page"></span>'
+        '<button type="button" id="f-next">next &rsaquo;</button>'
+        '<span id="f-count" class="note" aria-live="polite"></span></div>'
     )
 
 
@@ -108,23 +137,28 @@ def render_report(result: EvaluationResult, max_conversations: int = MAX_CONVERS
     bodies: list[str] = []
     data_rows: list[dict[str, Any]] = []
     for row in result.rows():
-        for name in names:
-            value = (row.get("scores") or {}).get(name)
-            if value is not None:
-                start, stop, count = ranges[name]
-                counts[name][bin_of(float(value), start, stop, count)] += 1
+        scores = row.get("scores") or {}
+        for metric in names:
+            if scores.get(metric) is not None:
+                start, stop, count = ranges[metric]
+                counts[metric][bin_of(float(scores[metric]), start, stop, count)] += 1
         if len(bodies) < max_conversations:
             bodies.append(_conversation(row, names, thresholds))
-            data_rows.append({"index": row["index"], "id": row.get("id"), "scores": row["scores"]})
+            failed = sorted(row.get("errors") or {})
+            data_rows.append(
+                {"index": row["index"], "id": row.get("id"), "scores": scores, "failed": failed}
+            )
     hists = "".join(histogram(n, counts[n], ranges[n][0], ranges[n][1]) for n in names)
     shown = (
-        f'<p class="note">Showing the first {len(bodies)} of {len(result)} conversations.</p>'
+        f'<p class="note">The file lists the first {len(bodies)} of {len(result)} conversations '
+        "(the summary covers all).</p>"
         if len(bodies) < len(result)
         else ""
     )
-    heads = '<th class="num" data-sort="index">#</th><th data-sort="id">id</th>' + "".join(
-        f'<th class="num" data-sort="{esc(n)}">{esc(n)}</th>' for n in names
+    heads = '<span class="num" data-sort="index">#</span><span data-sort="id">id</span>' + "".join(
+        f'<span class="num" data-sort="{esc(n)}">{_breakable(n)}</span>' for n in names
     )
+    columns = f"3.5em minmax(10em, 1fr){' 9em' * len(names)}"
     data = {"metrics": names, "rows": data_rows}
     csp = (
         "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
@@ -135,14 +169,16 @@ def render_report(result: EvaluationResult, max_conversations: int = MAX_CONVERS
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
-        f"<h1>{esc(title)}</h1>{_meta_block(result)}"
-        f"<h2>Summary</h2>{_summary(result)}"
+        f"<title>{esc(title)}</title><style>{CSS}"
+        f".conv > summary, .conv-head {{ grid-template-columns: {columns}; }}</style></head><body>"
+        f"<h1>{name(title)}</h1>{_meta_block(result)}"
+        f"<h2>Summary</h2>{summary_html(result)}"
         f'<h2>Score distributions</h2><div class="hists">{hists}</div>'
         f"<h2>Conversations</h2>{shown}"
-        '<p class="note">Click a column header to sort; click "transcript and details" to '
-        "expand a conversation.</p>"
-        f'<table id="conversations"><thead><tr>{heads}</tr></thead>{"".join(bodies)}</table>'
+        '<p class="note">Click a row to expand its transcript and details; click a column '
+        "header to sort.</p>"
+        f'{_controls(names)}<div id="conversations" class="convs">'
+        f'<div class="conv-head">{heads}</div>{"".join(bodies)}</div>'
         f'<script type="application/json" id="convoeval-data">{safe_json(data)}</script>'
         f"<script>{JS}</script></body></html>\n"
     )

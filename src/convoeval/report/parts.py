@@ -1,7 +1,8 @@
-"""HTML fragments of the report: transcripts, metric details and SVG histograms.
+"""HTML fragments of the report: escaping, bidi isolation, transcripts and SVG histograms.
 
-Every piece of data (conversation text, ids, reasons, tool arguments) goes through `esc`
-(`html.escape` with quotes), so a message holding `<script>` shows as text.
+Every piece of data goes through `text` (free text: escaped and bidi-isolated in `<bdi>`) or
+`name` (identifiers and values: escaped, isolated, and invisible or direction-changing characters
+shown as `\\uXXXX`), so neither `<script>` nor an unterminated U+202E can change the page.
 """
 
 from __future__ import annotations
@@ -9,10 +10,17 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 _ROLES = {"human": "User", "ai": "Assistant", "tool": "Tool result", "system": "System"}
+
+#: Control, format (bidi, zero-width) and other invisible characters, shown escaped in names.
+_INVISIBLE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180e"
+    "\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb]"
+)
 
 
 def esc(value: Any) -> str:
@@ -20,8 +28,58 @@ def esc(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def _json(value: Any) -> str:
+def visible(value: Any, keep_lines: bool = False) -> str:
+    """The value as a string with invisible and bidi control characters written as `\\uXXXX`
+    (newlines and tabs kept when `keep_lines`)."""
+    raw = "" if value is None else str(value)
+
+    def show(match: re.Match[str]) -> str:
+        char = match.group()
+        return char if keep_lines and char in "\n\t" else f"\\u{ord(char):04x}"
+
+    return _INVISIBLE.sub(show, raw)
+
+
+def text(value: Any) -> str:
+    """Free text (a message, a reason): escaped and isolated, so its direction stays inside."""
+    return f"<bdi>{esc(value)}</bdi>"
+
+
+def prose(value: Any) -> str:
+    """Text written by a metric or judge about data (a reason, an error), which may quote
+    names: escaped, isolated, control characters shown, line breaks kept."""
+    return f"<bdi>{esc(visible(value, keep_lines=True))}</bdi>"
+
+
+def name(value: Any) -> str:
+    """An identifier (tool, id, key, topic label): escaped, isolated, invisible chars shown."""
+    return f"<bdi>{esc(visible(value))}</bdi>"
+
+
+def compact(value: Any) -> str:
+    """A JSON value in one line (keys sorted), for arguments and metadata."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def value(item: Any) -> str:
+    """A JSON value as a name: its type stays readable (`1` and `"1"` differ)."""
+    return name(compact(item))
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], css: str = "") -> str:
+    """A table of already rendered cells (callers pass `text(...)` / `name(...)` HTML)."""
+    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    cls = f' class="{css}"' if css else ""
+    return f"<table{cls}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _call(call: Mapping[str, Any]) -> str:
+    ref = f" [{name(call.get('id'))}]" if call.get("id") else ""
+    return (
+        f'<div class="call">&rarr; {name(call.get("name"))}{ref}'
+        f"({value(call.get('args', {}))})</div>"
+    )
 
 
 def transcript(sample: Mapping[str, Any] | None) -> str:
@@ -34,107 +92,27 @@ def transcript(sample: Mapping[str, Any] | None) -> str:
         role = _ROLES.get(kind, kind or "message")
         extra = ""
         if kind == "tool" and message.get("tool_call_id"):
-            extra = f" (for call {esc(message['tool_call_id'])})"
-        calls = ""
-        for call in message.get("tool_calls") or []:
-            ref = f" [{esc(call.get('id'))}]" if call.get("id") else ""
-            calls += (
-                f'<div class="call">&rarr; {esc(call.get("name"))}{ref}('
-                f"{esc(_json(call.get('args', {})))})</div>"
-            )
+            extra = f" (for call {name(message['tool_call_id'])})"
+        calls = "".join(_call(call) for call in message.get("tool_calls") or [])
         blocks.append(
-            f'<div class="msg {esc(kind)}"><span class="role">[{position}] {esc(role)}{extra}'
-            f"</span>{esc(message.get('content', ''))}{calls}</div>"
+            f'<div class="msg {esc(kind)}"><span class="role">[{position}] {name(role)}{extra}'
+            f"</span>{text(message.get('content', ''))}{calls}</div>"
         )
     refs = []
     if sample.get("reference_topics") is not None:
-        refs.append(f"<li>reference topics: {esc(', '.join(sample['reference_topics']))}</li>")
+        topics = ", ".join(name(t) for t in sample["reference_topics"]) or "none"
+        refs.append(f"<li>reference topics: {topics}</li>")
     if sample.get("reference_tool_calls") is not None:
-        calls_text = "; ".join(
-            f"{c.get('name')}({_json(c.get('args', {}))})" for c in sample["reference_tool_calls"]
-        )
-        refs.append(f"<li>reference tool calls: {esc(calls_text or 'none')}</li>")
+        calls = "".join(_call(c) for c in sample["reference_tool_calls"]) or "none"
+        refs.append(f"<li>reference tool calls: {calls}</li>")
     if sample.get("reference") is not None:
-        refs.append(f"<li>reference: {esc(sample['reference'])}</li>")
-    tail = f'<ul class="note">{"".join(refs)}</ul>' if refs else ""
+        refs.append(f"<li>reference: {text(sample['reference'])}</li>")
+    if sample.get("metadata"):
+        items = sample["metadata"].items()
+        rows = [(name(k), value(v)) for k, v in sorted(items, key=lambda kv: str(kv[0]))]
+        refs.append(f"<li>metadata: {table(('key', 'value'), rows, 'metadata')}</li>")
+    tail = f'<ul class="refs">{"".join(refs)}</ul>' if refs else ""
     return f'<div class="transcript">{"".join(blocks)}</div>{tail}'
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _yes(value: Any) -> str:
-    return "yes" if value is True else "no" if value is False else "-"
-
-
-def _topics(details: Mapping[str, Any]) -> str:
-    rows = [
-        (t.get("topic"), t.get("quote"), _yes(t.get("answered")), _yes(t.get("in_scope")))
-        for t in details.get("topics", [])
-    ]
-    counts = ", ".join(
-        f"{k.upper()} {details[k]}" for k in ("tp", "fp", "fn", "tn") if k in details
-    )
-    return _table(("topic", "user's words", "answered", "in scope"), rows) + (
-        f'<p class="note">{esc(counts)}</p>' if counts else ""
-    )
-
-
-def _verdicts(details: Mapping[str, Any]) -> str:
-    rows = [
-        (v.get("exchange"), _yes(v.get("relevant")), v.get("reason") or "")
-        for v in details.get("verdicts", [])
-    ]
-    return _table(("exchange", "relevant", "reason"), rows)
-
-
-def _alignment(details: Mapping[str, Any]) -> str:
-    rows = []
-    for m in details.get("matches", []):
-        problems = "; ".join(
-            f"{label.replace('_', ' ')}: {', '.join(map(str, m[label]))}"
-            for label in ("differing_args", "missing_args", "extra_args")
-            if m.get(label)
-        )
-        rows.append(
-            (m.get("name"), m.get("predicted"), m.get("reference"), m.get("score"), problems)
-        )
-    out = _table(("tool", "made #", "expected #", "score", "differences"), rows) if rows else ""
-    for key, label in (("unmatched_reference", "missing"), ("unmatched_predicted", "extra")):
-        calls = details.get(key) or []
-        if calls:
-            out += f'<p class="note">{label}: {esc(_json(calls))}</p>'
-    return out
-
-
-def metric_details(name: str, row: Mapping[str, Any]) -> str:
-    """One metric's outcome for a record: score or why not, reason, and its details."""
-    score = (row.get("scores") or {}).get(name)
-    error = (row.get("errors") or {}).get(name)
-    reason = (row.get("reasons") or {}).get(name)
-    details = (row.get("details") or {}).get(name) or {}
-    if error is not None:
-        head = f'<span class="failed">failed: {esc(error.get("type"))}</span>'
-    elif score is None:
-        head = '<span class="unscored">not scored</span>'
-    else:
-        head = f"score {esc(f'{score:.4g}')}"
-    body = f"<p>{esc(reason)}</p>" if reason else ""
-    if isinstance(details, Mapping) and details:
-        if "topics" in details:
-            body += _topics(details)
-        elif "verdicts" in details:
-            body += _verdicts(details)
-        elif "matches" in details:
-            body += _alignment(details)
-        else:
-            body += (
-                f"<pre>{esc(json.dumps(details, indent=2, ensure_ascii=False, default=str))}</pre>"
-            )
-    return f'<div class="metric-block"><h4>{esc(name)}: {head}</h4>{body}</div>'
 
 
 def bins_for(low: float | None, high: float | None) -> tuple[float, float, int]:
@@ -148,17 +126,19 @@ def bins_for(low: float | None, high: float | None) -> tuple[float, float, int]:
     return float(start), float(stop), int(min(max(width, 1), 20))
 
 
-def bin_of(value: float, start: float, stop: float, count: int) -> int:
+def bin_of(item: float, start: float, stop: float, count: int) -> int:
     """The bin of a value (the last bin includes `stop`)."""
-    position = int((value - start) / (stop - start) * count)
+    position = int((item - start) / (stop - start) * count)
     return min(max(position, 0), count - 1)
 
 
-def histogram(name: str, counts: Sequence[int], start: float, stop: float) -> str:
-    """An inline SVG bar chart of score counts, with the range on the axis."""
+def histogram(metric: str, counts: Sequence[int], start: float, stop: float) -> str:
+    """An inline SVG bar chart of score counts, or "nothing scored" when every count is 0."""
+    if not any(counts):
+        return f'<div class="hist"><h3>{name(metric)}</h3><p class="empty">nothing scored</p></div>'
     width, height, pad = 260, 110, 18
-    top = max(counts) if counts and max(counts) > 0 else 1
-    bar = (width - 2 * pad) / max(len(counts), 1)
+    top = max(counts)
+    bar = (width - 2 * pad) / len(counts)
     bars = []
     for i, count in enumerate(counts):
         h = (height - 2 * pad) * count / top
@@ -177,7 +157,7 @@ def histogram(name: str, counts: Sequence[int], start: float, stop: float) -> st
         f'</text><text x="{pad}" y="12" font-size="10">max {top}</text>'
     )
     return (
-        f'<div class="hist"><h3>{esc(name)}</h3><svg xmlns="http://www.w3.org/2000/svg" '
-        f'width="{width}" height="{height}" role="img" aria-label="{esc(name)} histogram">'
-        f"{axis}{''.join(bars)}</svg></div>"
+        f'<div class="hist"><h3>{name(metric)}</h3><svg xmlns="http://www.w3.org/2000/svg" '
+        f'width="{width}" height="{height}" role="img" aria-label="{esc(visible(metric))} '
+        f'histogram">{axis}{"".join(bars)}</svg></div>'
     )
