@@ -31,6 +31,17 @@ EXPECTED = {
     "AgentGoalAccuracyWithoutReference",
     "RubricsScore",
     "__version__",
+    # The error tree: every "your input is wrong" error is a ConvoevalError.
+    "ConvoevalError",
+    "DataError",
+    "ConversionError",
+    "JudgeError",
+    "MissingFieldsError",
+    "ResultsFileError",
+    "OfflineJudgeError",
+    "RequiredFieldsError",
+    # Imported lazily: `import convoeval` does not load the HTTP judge.
+    "OpenAIJudge",
 }
 
 
@@ -47,6 +58,61 @@ def test_import_loads_no_model_and_opens_no_connection() -> None:
         "socket.socket.connect = refuse\n"
         "import convoeval\n"
         "assert 'onnxruntime' not in sys.modules, 'the offline model was loaded at import'\n"
+        "assert 'convoeval.judges.openai_judge' not in sys.modules, 'OpenAIJudge loaded early'\n"
+        "assert 'openai' not in sys.modules, 'the openai SDK was imported at import'\n"
+        "from convoeval import OpenAIJudge\n"
+        "assert OpenAIJudge.__name__ == 'OpenAIJudge'\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_every_exported_error_is_a_convoeval_error() -> None:
+    for name in EXPECTED:
+        if name.endswith("Error"):
+            assert issubclass(getattr(convoeval, name), convoeval.ConvoevalError), name
+
+
+def test_the_runner_exports_only_what_users_need() -> None:
+    import convoeval.runner
+
+    assert set(convoeval.runner.__all__) == {
+        "EvaluationResult",
+        "JudgeDescription",
+        "JudgeUnreachableError",
+        "MetricRecord",
+        "MetricStats",
+        "NoProgress",
+        "NothingToScoreError",
+        "OfflineJudgeError",
+        "PRICES",
+        "PlainProgress",
+        "Progress",
+        "RequiredFieldsError",
+        "ResultRow",
+        "ResultsFileError",
+        "RunMeta",
+        "RunOptions",
+        "UsageError",
+        "aevaluate",
+        "estimate_cost",
+        "evaluate",
+        "make_progress",
+        "meta_path",
+        "read_meta",
+    }
+
+
+def test_the_version_comes_from_the_package_metadata() -> None:
+    from importlib.metadata import version
+
+    assert convoeval.__version__ == version("convoeval")
+
+
+def test_the_runner_does_not_import_the_package_face() -> None:
+    from pathlib import Path
+
+    runner = Path(convoeval.__file__).parent / "runner"
+    for module in runner.glob("*.py"):
+        text = module.read_text(encoding="utf-8")
+        assert "from convoeval import" not in text and "import convoeval\n" not in text, module

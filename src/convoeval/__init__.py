@@ -1,17 +1,31 @@
 """convoeval: score multi-turn conversations of chatbots and tool-using agents."""
 
+from typing import TYPE_CHECKING, Any
+
+from convoeval._version import VERSION as __version__
+from convoeval.errors import ConvoevalError
+from convoeval.io.errors import ConversionError, DataError
+from convoeval.judges.base import JudgeError
 from convoeval.metrics import (
     AgentGoalAccuracyWithoutReference,
     AgentGoalAccuracyWithReference,
     ConversationRelevancyMetric,
     Metric,
     MetricResult,
+    MissingFieldsError,
     RubricsScore,
     ToolCallAccuracy,
     ToolCallF1,
     TopicAdherenceScore,
 )
-from convoeval.runner import EvaluationResult, aevaluate, evaluate
+from convoeval.runner import (
+    EvaluationResult,
+    OfflineJudgeError,
+    RequiredFieldsError,
+    ResultsFileError,
+    aevaluate,
+    evaluate,
+)
 from convoeval.schema import (
     AIMessage,
     ConversationalTestCase,
@@ -25,7 +39,18 @@ from convoeval.schema import (
     Turn,
 )
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:
+    from convoeval.judges.openai_judge import OpenAIJudge
+
+
+def __getattr__(name: str) -> Any:
+    # The openai SDK takes a third of a second to import: load it only when asked for.
+    if name == "OpenAIJudge":
+        from convoeval.judges.openai_judge import OpenAIJudge
+
+        return OpenAIJudge
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "AIMessage",
@@ -33,13 +58,22 @@ __all__ = [
     "AgentGoalAccuracyWithoutReference",
     "ConversationRelevancyMetric",
     "ConversationalTestCase",
+    "ConversionError",
+    "ConvoevalError",
+    "DataError",
     "EvaluationResult",
     "HumanMessage",
+    "JudgeError",
     "LLMTestCase",
     "Metric",
     "MetricResult",
+    "MissingFieldsError",
     "ModelTestCase",
     "MultiTurnSample",
+    "OfflineJudgeError",
+    "OpenAIJudge",
+    "RequiredFieldsError",
+    "ResultsFileError",
     "RubricsScore",
     "SystemMessage",
     "ToolCall",

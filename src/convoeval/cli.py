@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from convoeval import __version__
+from convoeval._cli_options import Greedy, default_output, fields, pairs, topics
+from convoeval._version import VERSION
 from convoeval.io.records import FORMATS as DATA_FORMATS
+from convoeval.runner._plan import plural as _plural
+
+if TYPE_CHECKING:
+    from convoeval.runner import EvaluationResult
 
 FORMATS = click.Choice(list(DATA_FORMATS))
 FORMAT_OPTION = click.option(
@@ -24,7 +30,7 @@ FORMAT_OPTION = click.option(
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="convoeval")
+@click.version_option(VERSION, prog_name="convoeval")
 def main() -> None:
     """Score multi-turn conversations of chatbots and tool-using agents."""
 
@@ -68,11 +74,12 @@ def validate(data: Path, layout: str, max_errors: int) -> None:
 
 @main.command("metrics")
 def list_metrics() -> None:
-    """List every metric, the fields it needs, and whether it needs an LLM judge."""
+    """List every metric, its class, the fields it needs, and whether it needs an LLM judge."""
     from convoeval.metrics import describe_metrics
 
     table = Table(title="convoeval metrics")
     table.add_column("metric", no_wrap=True)
+    table.add_column("class")
     for column in ("needs fields", "judge", "what it measures"):
         table.add_column(column)
     for info in describe_metrics():
@@ -81,43 +88,60 @@ def list_metrics() -> None:
             if info["needs_llm"]
             else ("offline or LLM" if info["uses_judge"] else "none")
         )
-        table.add_row(info["name"], ", ".join(info["required"]), judge, info["description"])
-    Console(width=max(120, Console().width)).print(table)
+        table.add_row(
+            info["name"], info["class"], ", ".join(info["required"]), judge, info["description"]
+        )
+    Console().print(table)  # the terminal's width (80 columns when not a terminal)
 
 
-#: Exit codes of `convoeval run`: 2 for unusable input, 3 when a --fail-under gate fails.
+#: Exit codes (DESIGN §7): 2 unusable input or options, 3 a --fail-under gate failed,
+#: 4 some (record, metric) pairs failed, 130 interrupted.
 EXIT_INPUT = 2
 EXIT_FAIL_UNDER = 3
+EXIT_FAILED = 4
+EXIT_INTERRUPTED = 130
 
 
-def _pairs(values: tuple[str, ...], option: str) -> dict[str, float]:
-    """Parse repeated `METRIC=X` options into a dict."""
-    out: dict[str, float] = {}
-    for value in values:
-        name, sep, number = value.partition("=")
-        try:
-            out[name.strip()] = float(number)
-        except ValueError:
-            sep = ""
-        if not sep or not name.strip():
-            raise click.BadParameter(f"expected METRIC=NUMBER, got {value!r}", param_hint=option)
-    return out
-
-
-def _fail(lines: list[str], code: int = EXIT_INPUT) -> None:
+def _fail(lines: list[str], code: int = EXIT_INPUT) -> NoReturn:
     for line in lines:
         click.echo(line, err=True)
     sys.exit(code)
 
 
-def _print_summary(result: object) -> None:
-    from convoeval.report import summary_table, usage_text
-    from convoeval.runner import EvaluationResult
+def _error_lines(exc: Exception) -> list[str]:
+    """What to print for a ConvoevalError: every problem line of a data error, else its text."""
+    from convoeval.io import DataError, DataFileError
+    from convoeval.runner import NothingToScoreError, RequiredFieldsError
 
-    assert isinstance(result, EvaluationResult)
+    if isinstance(exc, RequiredFieldsError):
+        return ["error: records lack fields the metrics need (nothing was scored):", *exc.problems]
+    if isinstance(exc, NothingToScoreError):
+        return [*exc.problems[:-1], f"error: {exc.problems[-1]}"]
+    if isinstance(exc, DataError) and not isinstance(exc, DataFileError):
+        return [*exc.problems, "error: invalid data, nothing was scored"]
+    return [f"error: {exc}"]
+
+
+def _print_summary(result: EvaluationResult) -> None:
+    from convoeval.report import summary_table, usage_text
+
     console = Console(width=max(100, Console().width))
     console.print(summary_table(result))
     click.echo(usage_text(result))
+
+
+def _print_notes(result: EvaluationResult) -> None:
+    """Which metrics ran (when chosen from the data) and which records were skipped as invalid."""
+    meta = result.meta
+    for name, why in meta.get("skipped_metrics", {}).items():
+        click.echo(f"skipping {name}: {why}", err=True)
+    if meta.get("skipped_metrics"):
+        click.echo(f"metrics: {', '.join(result.metric_names)}", err=True)
+    invalid = meta.get("invalid", [])
+    if invalid:
+        click.echo(f"skipped {len(invalid)} invalid {_plural(len(invalid), 'record')}:", err=True)
+        for line in invalid:
+            click.echo(f"  {line}", err=True)
 
 
 @main.command()
@@ -127,9 +151,10 @@ def _print_summary(result: object) -> None:
     "--metric",
     "metric_names",
     multiple=True,
-    metavar="METRIC",
-    help="Metric to run (repeat, or comma-separate). Default: every metric the data "
-    "and the judge support.",
+    metavar="METRIC[:key=value,...]",
+    help="Metric to run, with constructor options (repeat, or comma-separate plain names), "
+    "e.g. -m tool_call_accuracy:strict_order=false. Default: every metric the data and the "
+    "judge support.",
 )
 @click.option(
     "--judge",
@@ -143,7 +168,56 @@ def _print_summary(result: object) -> None:
     default=None,
     help="API key (or OPENAI_API_KEY); never written to a file or printed.",
 )
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="S",
+    help="Seconds per judge request, counted from when it is sent.",
+)
+@click.option(
+    "--retry-budget",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="S",
+    help="Total seconds of retries per judge step.",
+)
 @FORMAT_OPTION
+@click.option(
+    "--messages-field",
+    default=None,
+    metavar="PATH",
+    help="Dotted path of the messages list in each record (other layouts).",
+)
+@click.option(
+    "--field",
+    "field_paths",
+    multiple=True,
+    metavar="NAME=PATH",
+    help="Read a sample field from a dotted path, e.g. "
+    "reference_tool_calls=info.task.actions (repeatable).",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Score only the first N records.",
+)
+@click.option(
+    "--skip-invalid",
+    is_flag=True,
+    help="Score the valid records; list the invalid ones (FILE:LINE) and go on.",
+)
+@click.option(
+    "--reference-topics",
+    "reference_topics",
+    cls=Greedy,
+    multiple=True,
+    metavar="T ...",
+    help="Topics for every record that has none (several values, or @FILE with one "
+    "topic per line).",
+)
 @click.option(
     "-o",
     "--output",
@@ -178,16 +252,30 @@ def _print_summary(result: object) -> None:
     "fail_under",
     multiple=True,
     metavar="METRIC=X",
-    help="Exit with code 3 when METRIC's mean is below X or nothing was scored.",
+    help="Exit with code 3 when METRIC's mean (failed records counted as 0) is below X or "
+    "nothing was scored.",
 )
 @click.option("--overwrite", is_flag=True, help="Start the results file again instead of resuming.")
+@click.option(
+    "--retry-failed",
+    is_flag=True,
+    help="Re-score only the failed (record, metric) pairs of the results file.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines or notes.")
 def run(
     data: Path,
     metric_names: tuple[str, ...],
     judge: str,
     base_url: str | None,
     api_key: str | None,
+    timeout: float | None,
+    retry_budget: float | None,
     layout: str,
+    messages_field: str | None,
+    field_paths: tuple[str, ...],
+    limit: int | None,
+    skip_invalid: bool,
+    reference_topics: tuple[str, ...],
     output: Path | None,
     report_path: Path | None,
     concurrency: int,
@@ -195,85 +283,85 @@ def run(
     thresholds: tuple[str, ...],
     fail_under: tuple[str, ...],
     overwrite: bool,
+    retry_failed: bool,
+    quiet: bool,
 ) -> None:
     """Score every conversation of DATA and write one results row per record.
 
-    Exit codes: 0 done; 2 invalid data, missing fields, unusable options or a results file made
-    for other data or metrics (nothing is scored); 3 a --fail-under gate failed.
+    Exit codes: 0 done; 2 unusable data or options, an unreachable judge, or a results file
+    made by another run (nothing is scored); 3 a --fail-under gate failed; 4 some (record,
+    metric) pairs failed (retry them with --retry-failed); 130 interrupted (run again to
+    resume).
     """
-    from convoeval.io import DataError, DataFileError, read_records
-    from convoeval.runner import OfflineJudgeError, ResultsFileError, evaluate, select_metrics
-    from convoeval.runner.inputs import RequiredFieldsError
-    from convoeval.runner.plan import build_metrics, is_offline
+    from convoeval.errors import ConvoevalError
+    from convoeval.judges import resolve_judge
+    from convoeval.runner import evaluate
+    from convoeval.runner._lock import check_writable
 
-    limits = _pairs(thresholds, "--threshold")
-    gates = _pairs(fail_under, "--fail-under")
-    names = [n.strip() for item in metric_names for n in item.split(",") if n.strip()]
-    if is_offline(judge) and (base_url or api_key):
-        click.echo(
-            "note: --base-url and --api-key are used only by an openai/MODEL judge", err=True
-        )
+    limits = pairs(thresholds, "--threshold")
+    gates = pairs(fail_under, "--fail-under")
+    target = output or default_output(data)
     try:
-        if not names:
-            records = (r.sample if r.ok else None for r in read_records(data, format=layout))
-            names, skipped = select_metrics(records, offline=is_offline(judge))
-            for name, why in skipped.items():
-                click.echo(f"skipping {name}: {why}", err=True)
-            if not names:
-                _fail(["error: no metric can run on this data with this judge (see above)"])
-            click.echo(f"metrics: {', '.join(names)}", err=True)
-        unknown = sorted((set(limits) | set(gates)) - set(names))
-        if unknown:
-            _fail([f"error: --threshold/--fail-under name metrics not in this run: {unknown}"])
-        metrics = build_metrics(names, limits)
-        target = output or Path(f"{data.name.split('.')[0] or 'data'}.results.jsonl")
-        result = evaluate(
-            data,
-            metrics,
+        chosen = resolve_judge(
             judge,
-            max_concurrency=concurrency,
-            cache=not no_cache,
-            output=target,
-            overwrite=overwrite,
-            format=layout,
             base_url=base_url,
             api_key=api_key,
+            concurrency=concurrency,
+            cache=False if no_cache else None,
+            timeout=timeout,
+            retry_budget=retry_budget,
         )
-    except RequiredFieldsError as exc:
-        _fail(["error: records lack fields the metrics need (nothing was scored):", *exc.problems])
-        return
-    except DataFileError as exc:
-        _fail([f"error: {exc}"])
-        return
-    except DataError as exc:
-        _fail([*exc.problems, "error: invalid data, nothing was scored"])
-        return
-    except (OfflineJudgeError, ResultsFileError, ValueError, TypeError) as exc:
-        _fail([f"error: {exc}"])
-        return
+        if report_path is not None:
+            check_writable(report_path, "report")
+        names = [n.strip() for item in metric_names for n in _split(item) if n.strip()]
+        unknown = sorted(set(gates) - {n.partition(":")[0] for n in names}) if names else []
+        if unknown:
+            _fail([f"error: --fail-under names metrics not in this run: {unknown}"])
+        result = evaluate(
+            data,
+            names or None,
+            chosen,
+            output=target,
+            overwrite=overwrite,
+            retry_failed=retry_failed,
+            format=layout,
+            messages_field=messages_field,
+            fields=fields(field_paths),
+            limit=limit,
+            skip_invalid=skip_invalid,
+            reference_topics=topics(reference_topics),
+            thresholds=limits,
+            show_progress=not quiet,
+        )
+        gate = result.gate(gates)
+    except ConvoevalError as exc:
+        _fail(_error_lines(exc))
     except KeyboardInterrupt:
-        click.echo("interrupted: run the same command again to resume", err=True)
-        sys.exit(130)
+        _fail(["interrupted: run the same command again to resume"], EXIT_INTERRUPTED)
+    if not quiet:
+        _print_notes(result)
     _print_summary(result)
-    click.echo(f"results: {target} ({len(result)} rows)")
+    click.echo(f"results: {target} ({len(result)} {_plural(len(result), 'row')})")
     if report_path is not None:
         from convoeval.report import write_report
 
         write_report(result, report_path)
         click.echo(f"report: {report_path}")
-    summary = result.summary()
-    failed = [
-        f"fail-under: {name} mean "
-        + (
-            "n/a (nothing scored)"
-            if summary[name]["mean"] is None
-            else f"{summary[name]['mean']:.4f} < {limit:g}"
-        )
-        for name, limit in gates.items()
-        if summary[name]["mean"] is None or summary[name]["mean"] < limit
-    ]
+    failed = result.failed()
     if failed:
-        _fail(failed, EXIT_FAIL_UNDER)
+        noun = _plural(failed, "pair")
+        gate.append(
+            f"failed: {failed} (record, metric) {noun} could not be scored (see the errors in "
+            f"{target}); pass rates and --fail-under count them as not passing. Re-score only "
+            "them by running the same command with --retry-failed"
+        )
+    if gate:
+        _fail(gate, EXIT_FAILED if failed else EXIT_FAIL_UNDER)
+
+
+def _split(item: str) -> list[str]:
+    """`-m a,b` is two metrics; `-m a:x=1,y=2` is one metric with two options."""
+    return [item] if ":" in item else item.split(",")
 
 
 @main.command()
@@ -287,16 +375,18 @@ def run(
 )
 def report(results: Path, output: Path | None) -> None:
     """Render the HTML report of a saved results file (it reads the rows and the sidecar meta)."""
+    from convoeval.errors import ConvoevalError
     from convoeval.report import write_report
-    from convoeval.runner import EvaluationResult, ResultsFileError
+    from convoeval.runner import EvaluationResult
+    from convoeval.runner._lock import check_writable
 
+    target = output or results.with_suffix(".html")
     try:
         result = EvaluationResult.from_file(results)
-    except (OSError, ResultsFileError) as exc:
+        check_writable(target, "report")
+        write_report(result, target)
+    except ConvoevalError as exc:
         _fail([f"error: {exc}"])
-        return
-    target = output or results.with_suffix(".html")
-    write_report(result, target)
     _print_summary(result)
     click.echo(f"report: {target}")
 

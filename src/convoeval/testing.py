@@ -15,7 +15,7 @@ from convoeval._sync import run_sync
 from convoeval.judges.base import Judge
 from convoeval.metrics import Metric, MetricResult
 from convoeval.metrics._base import SampleLike, as_sample
-from convoeval.runner.plan import build_metrics, plan_judges
+from convoeval.runner._plan import build_metrics, plan_judges
 
 __all__ = ["assert_conversation"]
 

@@ -58,7 +58,7 @@ def test_readme_command_scores_the_examples_and_writes_a_report(tmp_path: Path) 
     assert [r["index"] for r in rows] == list(range(12))
     assert all(r["scores"]["tool_call_accuracy"] is not None for r in rows)
     html = (tmp_path / "report.html").read_text()
-    assert "VB-1042" in html and "<details>" in html
+    assert "VB-1042" in html and '<details class="conv"' in html
     # `convoeval report` re-renders from the saved rows and sidecar alone.
     again = _convoeval("report", "support.results.jsonl", "-o", "again.html", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
@@ -185,7 +185,7 @@ def test_resume_after_sigkill_scores_each_record_once(tmp_path: Path, fault_serv
 def test_report_of_a_file_without_sidecar_exits_2(tmp_path: Path) -> None:
     (tmp_path / "r.jsonl").write_text('{"index": 0, "scores": {}}\n')
     done = _convoeval("report", "r.jsonl", cwd=tmp_path)
-    assert done.returncode == 2 and "no sidecar" in done.stderr
+    assert done.returncode == 2 and "sidecar r.jsonl.meta.json is missing" in done.stderr
 
 
 def test_ctrl_c_stops_cleanly_and_the_run_resumes(tmp_path: Path, fault_server: Any) -> None:

@@ -9,8 +9,9 @@ import statistics
 import pytest
 from _runner_samples import tool_sample
 
+from convoeval import evaluate
 from convoeval.judges.base import Usage
-from convoeval.runner import MetricStats, PlainProgress, estimate_cost, select_metrics
+from convoeval.runner import MetricStats, PlainProgress, estimate_cost
 
 
 def test_cost_uses_the_openai_table_only_at_openai() -> None:
@@ -52,17 +53,17 @@ def test_welford_matches_statistics_on_many_values() -> None:
     assert summary["mean"] == pytest.approx(statistics.fmean(values), abs=1e-12)
     assert summary["std"] == pytest.approx(statistics.stdev(values), abs=1e-12)
     assert (summary["failed"], summary["unscored"], summary["scored"]) == (1, 1, 5000)
-    assert summary["pass_rate"] == pytest.approx(sum(v >= 0.5 for v in values) / 5000)
+    # A failed record counts as not passing: the pass rate is over scored + failed records.
+    assert summary["pass_rate"] == pytest.approx(sum(v >= 0.5 for v in values) / 5001)
     one = MetricStats()
     one.add(0.3, failed=False)
     assert one.summary()["std"] is None and one.summary()["pass_rate"] is None
 
 
-def test_select_metrics_keeps_what_the_data_supports() -> None:
+def test_without_metrics_the_scan_keeps_what_the_data_supports() -> None:
     without_topics = tool_sample(1).model_copy(update={"reference_topics": None})
-    chosen, skipped = select_metrics([tool_sample(0), without_topics, None], offline=True)
-    assert chosen == ["conversation_relevancy", "tool_call_accuracy", "tool_call_f1"]
+    result = evaluate([tool_sample(0), without_topics], show_progress=False)
+    assert result.metric_names == ["conversation_relevancy", "tool_call_accuracy", "tool_call_f1"]
+    skipped = result.meta["skipped_metrics"]
     assert "1 of 2 records lack it" in skipped["topic_adherence"]
     assert "LLM judge" in skipped["agent_goal_accuracy"]
-    chosen, skipped = select_metrics([tool_sample(0)], offline=False)
-    assert "agent_goal_accuracy" in chosen and "rubrics" in skipped["rubrics_score"]

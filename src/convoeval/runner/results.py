@@ -6,7 +6,6 @@ back from the results JSONL on demand, so a run of any size has a small result o
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import shutil
@@ -17,8 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from convoeval.judges.base import Usage
+from convoeval.runner._plan import UsageError
+from convoeval.runner._resume import iter_rows, read_meta, read_rows
 from convoeval.runner.pricing import estimate_cost
-from convoeval.runner.resume import read_meta, read_rows
+from convoeval.runner.rows import ResultRow, ResultsFileError, RunMeta, usage_of
+
+#: The sample fields `to_pandas` puts next to the scores (Ragas's column names).
+SAMPLE_COLUMNS = ("user_input", "reference", "reference_topics", "reference_tool_calls", "rubrics")
 
 
 @dataclass
@@ -53,8 +57,10 @@ class MetricStats:
             self.passed += 1
 
     def summary(self) -> dict[str, Any]:
-        """mean, std (sample, n-1), counts, and pass rate over scored records at the threshold."""
+        """mean, std (sample, n-1), counts, and the pass rate at the threshold over scored and
+        failed records (a failed record does not pass)."""
         has = self.scored > 0
+        judged = self.scored + self.failed
         return {
             "mean": self.mean if has else None,
             "std": math.sqrt(self.m2 / (self.scored - 1)) if self.scored > 1 else None,
@@ -65,8 +71,14 @@ class MetricStats:
             "failed": self.failed,
             "threshold": self.threshold,
             "passed": self.passed if self.threshold is not None else None,
-            "pass_rate": self.passed / self.scored if has and self.threshold is not None else None,
+            "pass_rate": (self.passed / judged if judged and self.threshold is not None else None),
         }
+
+    def gate_value(self) -> float | None:
+        """The mean with every failed record counted as 0 (None when nothing was scored)."""
+        if self.scored == 0:
+            return None
+        return self.mean * self.scored / (self.scored + self.failed)
 
 
 class Aggregates:
@@ -77,24 +89,15 @@ class Aggregates:
         self.usage = Usage()
         self.rows = 0
 
-    def add_row(self, row: Mapping[str, Any]) -> None:
+    def add_row(self, row: ResultRow) -> None:
         """Count one results row."""
         self.rows += 1
-        scores = row.get("scores") or {}
+        scores = row["scores"]
         errors = row.get("errors") or {}
         for name, stats in self.stats.items():
             value = scores.get(name)
             stats.add(float(value) if value is not None else None, name in errors)
-        used = row.get("usage") or {}
-        self.usage.add(
-            Usage(
-                requests=int(used.get("requests", 0)),
-                prompt_tokens=int(used.get("prompt_tokens", 0)),
-                completion_tokens=int(used.get("completion_tokens", 0)),
-                latency_s=float(used.get("latency_s", 0.0)),
-                cached=int(used.get("cached", 0)),
-            )
-        )
+        self.usage.add(usage_of(row.get("usage")))
 
 
 class EvaluationResult:
@@ -103,7 +106,7 @@ class EvaluationResult:
     def __init__(
         self,
         path: str | os.PathLike[str],
-        meta: dict[str, Any],
+        meta: RunMeta,
         aggregates: Aggregates,
         *,
         prices: Mapping[str, tuple[float, float]] | None = None,
@@ -122,9 +125,14 @@ class EvaluationResult:
         cls, path: str | os.PathLike[str], prices: Mapping[str, tuple[float, float]] | None = None
     ) -> EvaluationResult:
         """Aggregate a saved results file (with its sidecar meta) without holding its rows."""
+        if not os.path.isfile(path):
+            raise ResultsFileError(f"{path}: no such results file")
         meta = read_meta(path)
         if meta is None:
-            raise FileNotFoundError(f"{path}: no sidecar {os.fspath(path)}.meta.json found")
+            raise ResultsFileError(
+                f"{path}: its sidecar {os.fspath(path)}.meta.json is missing; a results file "
+                "is read together with the sidecar its run wrote"
+            )
         names = [m["name"] for m in meta.get("metrics", [])]
         thresholds = {m["name"]: m.get("threshold") for m in meta.get("metrics", [])}
         aggregates = Aggregates(names, thresholds)
@@ -157,15 +165,37 @@ class EvaluationResult:
         cost, note = self.cost()
         return {**self.usage.as_dict(), "cost_usd": cost, "cost_note": note}
 
-    def rows(self) -> Iterator[dict[str, Any]]:
+    def rows(self) -> Iterator[ResultRow]:
         """Every results row, in input order, read lazily from the results file."""
-        with open(self.path, encoding="utf-8") as handle:
-            for line in handle:
-                if not line.endswith("\n"):
-                    return  # a partial last line of a run killed mid-write (dropped on resume)
-                if line.strip():
-                    row: dict[str, Any] = json.loads(line)
-                    yield row
+        return iter_rows(self.path)
+
+    def __getitem__(self, metric: str) -> list[float | None]:
+        """Ragas habit: `result["topic_adherence"]` is that metric's scores in record order."""
+        if metric not in self._aggregates.stats:
+            raise KeyError(f"{metric!r} is not a metric of this run: {self.metric_names}")
+        return [row["scores"].get(metric) for row in self.rows()]
+
+    def failed(self) -> int:
+        """How many (record, metric) pairs failed (judge errors); retry them with
+        `retry_failed=True` (`--retry-failed`)."""
+        return sum(stats.failed for stats in self._aggregates.stats.values())
+
+    def gate(self, limits: Mapping[str, float]) -> list[str]:
+        """Why a `--fail-under` gate fails (empty when it passes): per metric, its mean with
+        failed records counted as 0 must reach the limit; nothing scored fails."""
+        unknown = sorted(set(limits) - set(self._aggregates.stats))
+        if unknown:
+            raise UsageError(f"--fail-under names metrics not in this run: {unknown}")
+        problems = []
+        for name, limit in limits.items():
+            stats = self._aggregates.stats[name]
+            value = stats.gate_value()
+            if value is None:
+                problems.append(f"fail-under: {name} mean n/a (nothing scored)")
+            elif value < limit:
+                counted = f" ({stats.failed} failed counted as 0)" if stats.failed else ""
+                problems.append(f"fail-under: {name} mean {value:.4f} < {limit:g}{counted}")
+        return problems
 
     def to_jsonl(self, path: str | os.PathLike[str]) -> Path:
         """Copy the results rows to `path` (JSONL, one row per record) and return it."""
@@ -175,7 +205,8 @@ class EvaluationResult:
         return target
 
     def to_pandas(self) -> Any:
-        """A DataFrame, one row per record: index, id, each metric's score, reason and error."""
+        """A DataFrame, one row per record: index, id, the conversation and its references
+        (Ragas's column names), then each metric's score, reason and error."""
         try:
             import pandas as pd
         except ImportError as exc:
@@ -186,6 +217,9 @@ class EvaluationResult:
         records = []
         for row in self.rows():
             record: dict[str, Any] = {"index": row["index"], "id": row.get("id")}
+            sample = row.get("sample") or {}
+            for column in SAMPLE_COLUMNS:
+                record[column] = sample.get(column)
             for name in names:
                 record[name] = row["scores"].get(name)
             for name in names:
@@ -195,7 +229,7 @@ class EvaluationResult:
                     f"{error['type']}: {error['message']}" if error is not None else None
                 )
             records.append(record)
-        columns = ["index", "id", *names]
+        columns = ["index", "id", *SAMPLE_COLUMNS, *names]
         columns += [f"{n}_{s}" for n in names for s in ("reason", "error")]
         return pd.DataFrame.from_records(records, columns=columns)
 

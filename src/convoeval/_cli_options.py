@@ -1,0 +1,88 @@
+"""Parsing the `convoeval run` options that click cannot parse alone: `METRIC=X` pairs,
+`--field NAME=PATH`, `--reference-topics T ...` (several values, or `@FILE`), the default name
+of the results file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+#: Data file suffixes the default results name drops (`good.v2.jsonl` -> `good.v2`).
+_DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".parquet")
+
+
+def pairs(values: tuple[str, ...], option: str) -> dict[str, float]:
+    """Parse repeated `METRIC=X` options into a dict."""
+    out: dict[str, float] = {}
+    for value in values:
+        name, sep, number = value.partition("=")
+        try:
+            out[name.strip()] = float(number)
+        except ValueError:
+            sep = ""
+        if not sep or not name.strip():
+            raise click.BadParameter(f"expected METRIC=NUMBER, got {value!r}", param_hint=option)
+    return out
+
+
+def fields(values: tuple[str, ...]) -> dict[str, str] | None:
+    """Parse repeated `--field NAME=PATH` options."""
+    out: dict[str, str] = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name.strip() or not path.strip():
+            raise click.BadParameter(f"expected NAME=PATH, got {value!r}", param_hint="--field")
+        out[name.strip()] = path.strip()
+    return out or None
+
+
+def topics(values: tuple[str, ...]) -> list[str] | None:
+    """`--reference-topics` values; `@FILE` reads one topic per non-empty line."""
+    topics: list[str] = []
+    for value in values:
+        if value.startswith("@"):
+            try:
+                text = Path(value[1:]).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise click.BadParameter(
+                    f"cannot read {value[1:]}: {exc.strerror}", param_hint="--reference-topics"
+                ) from exc
+            topics.extend(line.strip() for line in text.splitlines() if line.strip())
+        elif value.strip():
+            topics.append(value.strip())
+    return topics or None
+
+
+class Greedy(click.Option):
+    """An option that takes every following argument up to the next option (`--x a b c`)."""
+
+    def add_to_parser(self, parser: Any, ctx: click.Context) -> None:
+        super().add_to_parser(parser, ctx)
+        for name in self.opts:
+            option = parser._long_opt.get(name) or parser._short_opt.get(name)
+            if option is None:
+                continue
+            original = option.process
+
+            def process(value: Any, state: Any, original: Any = original) -> None:
+                values = [value]
+                while state.rargs and not state.rargs[0].startswith("-"):
+                    values.append(state.rargs.pop(0))
+                for item in values:
+                    original(item, state)
+
+            option.process = process
+
+
+def default_output(data: Path) -> Path:
+    """`./<data name without its data suffix>.results.jsonl`: `good.v2.jsonl.gz` ->
+    `good.v2.results.jsonl`."""
+    name = data.name.removesuffix(".gz")
+    for suffix in _DATA_SUFFIXES:
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return Path(f"{name or 'data'}.results.jsonl")

@@ -1,0 +1,294 @@
+"""`evaluate` / `aevaluate`: check everything, then score every (record, metric) pair and stream
+rows to disk in input order.
+
+Before any judge call: options and metrics are checked, every record is validated against the
+metrics' required fields in one scan (which also picks the metrics when none are given), every
+output path is checked writable, the results file is locked, and an LLM judge's endpoint is
+checked reachable. A run with the same output file resumes; `retry_failed` re-scores only the
+failed pairs of an earlier run and replaces the file atomically.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypedDict, Unpack
+
+from convoeval._sync import run_sync
+from convoeval._version import VERSION
+from convoeval.judges.base import Judge
+from convoeval.metrics import Metric
+from convoeval.runner._inputs import IN_MEMORY, Item, SamplesLike, Scan, Source
+from convoeval.runner._lock import RunLock, check_writable
+from convoeval.runner._plan import (
+    JudgePlan,
+    UsageError,
+    build_metrics,
+    candidates,
+    is_offline,
+    metric_entry,
+    plan_judges,
+)
+from convoeval.runner._reach import check_reachable
+from convoeval.runner._resume import (
+    META_FORMAT,
+    RowPlan,
+    iter_rows,
+    meta_path,
+    now,
+    prepare,
+    write_meta,
+)
+from convoeval.runner._schedule import Job, score_record
+from convoeval.runner.progress import Progress, make_progress
+from convoeval.runner.results import Aggregates, EvaluationResult
+from convoeval.runner.rows import ResultRow, RunMeta
+
+#: Records in flight per unit of `max_concurrency` (a slow record never stalls the others).
+WINDOW_FACTOR = 4
+DEFAULT_CONCURRENCY = 16
+
+
+class RunOptions(TypedDict, total=False):
+    """The keyword options of `evaluate` / `aevaluate` (see `aevaluate`)."""
+
+    dataset: SamplesLike
+    test_cases: SamplesLike
+    max_concurrency: int | None
+    cache: bool | None
+    timeout: float | None
+    retry_budget: float | None
+    base_url: str | None
+    api_key: str | None
+    show_progress: bool
+    progress: Progress | None
+    raise_exceptions: bool
+    output: str | os.PathLike[str] | None
+    resume: bool
+    overwrite: bool
+    retry_failed: bool
+    format: str
+    messages_field: str | None
+    fields: Mapping[str, str] | None
+    limit: int | None
+    skip_invalid: bool
+    reference_topics: Sequence[str] | None
+    thresholds: Mapping[str, float] | None
+    prices: Mapping[str, tuple[float, float]] | None
+
+
+def evaluate(
+    samples: SamplesLike | None = None,
+    metrics: Iterable[Metric | str | Any] | Metric | str | None = None,
+    judge: Judge | str | None = None,
+    **options: Unpack[RunOptions],
+) -> EvaluationResult:
+    """Score samples (a data file, a list or any iterable) with metrics; see `aevaluate`."""
+    return run_sync(lambda: aevaluate(samples, metrics, judge, **options))
+
+
+async def aevaluate(
+    samples: SamplesLike | None = None,
+    metrics: Iterable[Metric | str | Any] | Metric | str | None = None,
+    judge: Judge | str | None = None,
+    **options: Unpack[RunOptions],
+) -> EvaluationResult:
+    """Score every record with every metric and stream one results row per record to `output`.
+
+    `samples` (or Ragas's `dataset=`, DeepEval's `test_cases=`): a data file path (JSONL, JSON,
+    CSV, Parquet; any layout) or an iterable of `MultiTurnSample`, `ConversationalTestCase` or
+    dicts. `metrics`: instances, names or `NAME:key=value,...` specs; None picks every metric the
+    data and the judge support. `judge`: a Judge, a spec ('offline', 'openai/MODEL') or None.
+    `max_concurrency`, `cache`, `timeout`, `retry_budget`, `base_url`, `api_key` configure a
+    judge built from a spec (refused with a Judge object, which carries its own).
+    `format`, `messages_field`, `fields` say how to read records; `limit` keeps the first N;
+    `reference_topics` is given to every record that has none; `skip_invalid` scores the valid
+    records and lists the others in `result.meta["invalid"]`. `thresholds` sets pass marks by
+    metric name. Without `output` rows go to a temporary file owned by the result; with it an
+    interrupted run resumes (`resume=True`), `overwrite=True` starts again and `retry_failed`
+    re-scores only the failed (record, metric) pairs. Raises a `ConvoevalError` (bad data,
+    options or results file, unreachable judge) before any judge call; a pair that fails gives
+    a failed result, unless `raise_exceptions`, which raises the first failure.
+    """
+    given = [v for v in (samples, options.get("dataset"), options.get("test_cases")) if v]
+    if len(given) != 1:
+        raise UsageError("give the samples once: samples, dataset= or test_cases=")
+    data = getattr(given[0], "samples", given[0])  # a Ragas EvaluationDataset holds .samples
+    concurrency = options.get("max_concurrency")
+    if concurrency is not None and concurrency < 1:
+        raise UsageError("max_concurrency must be at least 1")
+    source = Source(
+        data,
+        format=options.get("format", "auto"),
+        limit=options.get("limit"),
+        reference_topics=options.get("reference_topics"),
+        read_options={
+            k: v for k in ("messages_field", "fields") if (v := options.get(k)) is not None
+        },
+    )
+    try:
+        return await _evaluate(source, metrics, judge, options)
+    finally:
+        source.close()
+
+
+def _choose(
+    source: Source,
+    metrics: Iterable[Metric | str | Any] | Metric | str | None,
+    judge: Judge | str | None,
+    options: RunOptions,
+) -> tuple[list[Metric], Scan, dict[str, str]]:
+    """The run's metrics and the scan of the data (one read: checks, choice, fingerprint)."""
+    skip_invalid = options.get("skip_invalid", False)
+    if metrics is not None:
+        given = (
+            metrics if isinstance(metrics, Iterable) and not isinstance(metrics, str) else [metrics]
+        )
+        chosen = build_metrics(given, options.get("thresholds"))
+        return chosen, source.scan(chosen, skip_invalid=skip_invalid), {}
+    pool, skipped = candidates(offline=is_offline(judge))
+    scan = source.scan(pool, select=True, skip_invalid=skip_invalid)
+    chosen = []
+    for metric in pool:
+        lacking = scan.lacking[metric.name]
+        if lacking:
+            what = ", ".join(
+                f"{f} ({n} of {scan.valid} records lack it)" for f, n in lacking.items()
+            )
+            skipped[metric.name] = f"the data does not set {what}"
+        else:
+            chosen.append(metric)
+    if not chosen:
+        reasons = "; ".join(f"{name} {why}" for name, why in sorted(skipped.items()))
+        raise UsageError(f"no metric can run on this data with this judge: {reasons}")
+    names = [m.name for m in chosen]
+    return build_metrics(names, options.get("thresholds")), scan, skipped
+
+
+async def _evaluate(
+    source: Source,
+    metrics: Iterable[Metric | str | Any] | Metric | str | None,
+    judge: Judge | str | None,
+    options: RunOptions,
+) -> EvaluationResult:
+    chosen, scan, skipped = _choose(source, metrics, judge, options)
+    concurrency = options.get("max_concurrency")
+    judge_options = {
+        "base_url": options.get("base_url"),
+        "api_key": options.get("api_key"),
+        "concurrency": concurrency,
+        "cache": options.get("cache"),
+        "timeout": options.get("timeout"),
+        "retry_budget": options.get("retry_budget"),
+    }
+    plan = plan_judges(chosen, judge, judge_options)
+    try:
+        output = options.get("output")
+        owned = None
+        if output is None:
+            owned = tempfile.mkdtemp(prefix="convoeval-results-")
+            output = os.path.join(owned, "results.jsonl")
+        path = Path(output)
+        for target, what in ((path, "results file"), (meta_path(path), "results sidecar")):
+            check_writable(target, what)
+        meta = _meta(source, scan, chosen, plan, skipped, options)
+        aggregates = Aggregates([m.name for m in chosen], {m.name: m.threshold for m in chosen})
+        with RunLock(path):
+            rows = prepare(
+                path,
+                meta,
+                aggregates.add_row,
+                resume=options.get("resume", True),
+                overwrite=options.get("overwrite", False),
+                retry_failed=options.get("retry_failed", False),
+            )
+            write_meta(path, meta)
+            if rows.to_score(scan.valid):
+                await check_reachable(plan.judges(chosen))
+            shown = options.get("progress") or make_progress(options.get("show_progress", True))
+            shown.start(scan.valid, rows.kept)
+
+            def on_row(row: ResultRow) -> None:
+                aggregates.add_row(row)
+                if not rows.is_kept(row["index"]):
+                    shown.advance()
+
+            try:
+                await rows.run(
+                    path,
+                    _jobs(source.items(), rows, path, chosen, plan, options),
+                    on_row,
+                    window=max(2, WINDOW_FACTOR * (concurrency or DEFAULT_CONCURRENCY)),
+                )
+            finally:
+                shown.close()
+            meta["completed"] = now()
+            write_meta(path, meta)
+    finally:
+        await plan.close_clients(chosen)
+    return EvaluationResult(path, meta, aggregates, prices=options.get("prices"), owned_dir=owned)
+
+
+def _meta(
+    source: Source,
+    scan: Scan,
+    metrics: Sequence[Metric],
+    plan: JudgePlan,
+    skipped: dict[str, str],
+    options: RunOptions,
+) -> RunMeta:
+    return {
+        "format": META_FORMAT,
+        "version": 2,
+        "convoeval_version": VERSION,
+        "data": source.label,
+        "format_option": source.format if source.label != IN_MEMORY else "auto",
+        "data_fingerprint": scan.fingerprint,
+        "records": scan.count,
+        "metrics": [
+            metric_entry(m, plan.identity(m, j))
+            for m, j in zip(metrics, plan.per_metric, strict=True)
+        ],
+        "skipped_metrics": skipped,
+        "judge": plan.describe(),
+        "calibration": plan.calibration(),
+        "uses_judge": any(m.uses_judge for m in metrics),
+        "options": {
+            key: value
+            for key in ("limit", "reference_topics", "messages_field", "fields", "skip_invalid")
+            if (value := options.get(key)) not in (None, False)
+        },
+        "invalid": [*scan.problems, *scan.missing],
+        "started": now(),
+        "completed": None,
+        "rows": "one JSON object per record in input order; 'sample' holds the conversation",
+    }
+
+
+def _jobs(
+    items: Iterator[Item],
+    rows: RowPlan,
+    path: Path,
+    metrics: Sequence[Metric],
+    plan: JudgePlan,
+    options: RunOptions,
+) -> Iterator[Job]:
+    """Per record to write: its kept row, or the scoring of all or only its failed metrics."""
+    raising = options.get("raise_exceptions", False)
+    old = iter_rows(path) if rows.retry else iter(())
+    for item in items:
+        previous = rows.redo.get(item.index)
+        if previous is not None:
+            redo = [
+                (m, j)
+                for m, j in zip(metrics, plan.per_metric, strict=True)
+                if m.name in previous["errors"]
+            ]
+            yield score_record(item, [m for m, _ in redo], [j for _, j in redo], raising, previous)
+        elif item.index in rows.done:
+            if rows.retry:
+                yield next(row for row in old if row["index"] == item.index)
+        else:
+            yield score_record(item, metrics, plan.per_metric, raising)

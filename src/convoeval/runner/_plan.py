@@ -1,0 +1,264 @@
+"""Planning a run before any record is scored: metrics from instances, names or `NAME:key=value`
+specs (checked against the constructor), the judge each metric uses, the offline-judge check, and
+the identity of a metric that resume compares.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from convoeval.errors import ConvoevalError
+from convoeval.judges import Judge, resolve_judge
+from convoeval.metrics import METRICS, Metric, as_metric, get_metric
+from convoeval.runner.rows import JudgeDescription, MetricRecord
+
+OFFLINE_HINT = "--judge openai/MODEL on the command line, judge='openai/MODEL' in Python"
+
+
+class OfflineJudgeError(ConvoevalError, ValueError):
+    """A metric that needs an LLM judge was asked to run with the offline judge."""
+
+
+class UsageError(ConvoevalError, ValueError):
+    """Options that cannot make a run: an unknown metric or option, a threshold out of range,
+    judge options given with a Judge object, nothing to score."""
+
+
+def _value(text: str) -> Any:
+    """An option value: a JSON scalar (true, 3, 0.5, null, "x") when it parses, else the text."""
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return value if value is None or isinstance(value, bool | int | float | str) else text
+
+
+def _metric_class(name: str) -> type[Any]:
+    cls = METRICS.get(name) or {c.__name__: c for c in METRICS.values()}.get(name)
+    if cls is None:
+        raise UsageError(f"unknown metric {name!r}; known metrics: {', '.join(sorted(METRICS))}")
+    return cls
+
+
+def parse_metric_spec(spec: str, threshold: float | None = None) -> Metric:
+    """A metric from `NAME` or `NAME:key=value,key=value`, options checked against its
+    constructor; `threshold` (from --threshold) applies unless the spec sets one."""
+    name, _, rest = spec.partition(":")
+    cls = _metric_class(name.strip())
+    params = inspect.signature(cls).parameters
+    accepted = [
+        p
+        for p, info in params.items()
+        if info.kind not in (info.VAR_POSITIONAL, info.VAR_KEYWORD) and p not in ("judge", "model")
+    ]
+    options: dict[str, Any] = {}
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        key, sep, text = part.partition("=")
+        key = key.strip()
+        if not sep or key not in accepted:
+            what = f"no option {key!r}" if sep else f"an option must be key=value, got {part!r}"
+            raise UsageError(
+                f"metric {cls.name}: {what}; accepted options: {', '.join(accepted) or 'none'}"
+            )
+        options[key] = _value(text.strip())
+    if threshold is not None:
+        options.setdefault("threshold", threshold)
+    try:
+        return as_metric(cls(**options))
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"metric {cls.name}: {exc}") from exc
+
+
+def score_range(metric: Metric) -> tuple[float, float] | None:
+    """The range a metric's scores lie in: [0, 1] unless the metric declares its own (a
+    `score_range` attribute) or keeps its own scale (RubricsScore without `normalize`)."""
+    declared = getattr(metric, "score_range", None)
+    if declared is not None:
+        low, high = declared
+        return float(low), float(high)
+    if getattr(metric, "normalize", True) is False:
+        return None
+    return (0.0, 1.0)
+
+
+def build_metrics(
+    metrics: Iterable[Metric | str | Any], thresholds: Mapping[str, float] | None = None
+) -> list[Metric]:
+    """Metric cores from instances, facades (unwrapped), names or `NAME:key=value` specs;
+    `thresholds[name]` sets the pass mark of a metric given by name. Names must be unique and
+    every threshold within its metric's score range."""
+    limits = dict(thresholds or {})
+    built: list[Metric] = []
+    for item in metrics:
+        if isinstance(item, str):
+            built.append(parse_metric_spec(item, limits.get(item.partition(":")[0].strip())))
+        else:
+            try:
+                built.append(as_metric(item))
+            except TypeError as exc:
+                raise UsageError(str(exc)) from exc
+    if not built:
+        raise UsageError("no metrics to run: give at least one metric")
+    names = [m.name for m in built]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise UsageError(f"a metric can run once per run (one results column): {duplicates}")
+    unknown = sorted(set(limits) - set(names))
+    if unknown:
+        raise UsageError(f"thresholds name metrics that are not in this run: {unknown}")
+    for metric in built:
+        bounds = score_range(metric)
+        threshold = metric.threshold
+        if threshold is not None and bounds is not None and not bounds[0] <= threshold <= bounds[1]:
+            raise UsageError(
+                f"the threshold of {metric.name} is {threshold:g}, outside its scores' range "
+                f"[{bounds[0]:g}, {bounds[1]:g}]"
+            )
+    return built
+
+
+def candidates(offline: bool) -> tuple[list[Metric], dict[str, str]]:
+    """Every registered metric the judge can run (default options), and why the others not."""
+    chosen: list[Metric] = []
+    skipped: dict[str, str] = {}
+    for name in sorted(METRICS):
+        metric = as_metric(get_metric(name))
+        if metric.needs_llm and offline:
+            skipped[name] = f"needs an LLM judge ({OFFLINE_HINT.split(' on ')[0]})"
+        else:
+            chosen.append(metric)
+    return chosen, skipped
+
+
+def is_offline(judge: Judge | str | None) -> bool:
+    """Whether a judge (or a spec) is the offline judge."""
+    if judge is None:
+        return True
+    if isinstance(judge, str):
+        return judge.strip().lower() == "offline"
+    return describe(judge).get("kind") == "offline" or getattr(judge, "name", None) == "offline"
+
+
+def describe(judge: Judge) -> JudgeDescription:
+    """A judge's description with the normalised `kind` key (never a key)."""
+    try:
+        desc = judge.describe()
+    except Exception as exc:  # a third-party judge's describe must not stop the run
+        return {"name": getattr(judge, "name", "?"), "describe_error": str(exc)}
+    if not isinstance(desc, Mapping):
+        return {"name": getattr(judge, "name", "?")}
+    out: dict[str, Any] = dict(desc)
+    if "kind" not in out and "judge" in out:
+        out["kind"] = out.pop("judge")
+    return cast(JudgeDescription, out)
+
+
+@dataclass
+class JudgePlan:
+    """The judge given to the run (resolved once) and the judge each metric will use."""
+
+    main: Judge | None
+    per_metric: list[Judge | None]
+
+    def describe(self) -> JudgeDescription | None:
+        """The main judge's description, or None when no metric asks a judge."""
+        return describe(self.main) if self.main is not None else None
+
+    def identity(self, metric: Metric, judge: Judge | None) -> str | None:
+        """A short identity of a metric's judge (kind, model, endpoint), for resume checks."""
+        if not metric.uses_judge:
+            return None
+        desc = describe(judge) if judge is not None else {}
+        name = getattr(judge, "name", "default") if judge is not None else "metric's own"
+        parts = (name, desc.get("model"), desc.get("endpoint"))
+        return " ".join(str(p) for p in parts if p)
+
+    def calibration(self) -> str | None:
+        """The offline judge's calibration version when a metric uses the offline judge."""
+        if not any(j is not None and is_offline(j) for j in self.per_metric):
+            return None
+        from convoeval.judges.offline import calibration
+
+        return calibration.CALIBRATION_VERSION
+
+    def judges(self, metrics: Sequence[Metric]) -> list[Judge]:
+        """Every distinct judge this run may ask, the metrics' own included."""
+        found = {id(j): j for j in (self.main, *self.per_metric) if j is not None}
+        for metric in metrics:
+            own = getattr(metric, "_resolved_own", None)
+            if own is not None:
+                found[id(own)] = own
+        return list(found.values())
+
+    async def close_clients(self, metrics: Sequence[Metric]) -> None:
+        """Close the HTTP clients the run's judges opened on this event loop (it ends next)."""
+        for judge in self.judges(metrics):
+            close = getattr(judge, "aclose", None)
+            if close is not None:
+                await close()
+
+
+def plan_judges(
+    metrics: Sequence[Metric], judge: Judge | str | None, options: Mapping[str, Any]
+) -> JudgePlan:
+    """Resolve the run's judge once (only if a metric asks one) and check the offline judge.
+
+    A metric with its own judge keeps it when the run is given none. A metric that needs an LLM
+    judge, paired with the offline judge, is an `OfflineJudgeError` naming the option to use.
+    `options` configure a judge built from a spec; with a Judge object they are refused.
+    """
+    given = {k: v for k, v in options.items() if v is not None}
+    if given and judge is not None and not isinstance(judge, str):
+        raise UsageError(
+            f"{', '.join(sorted(given))} configure a judge built from a spec; a Judge object "
+            "carries its own settings (for example OpenAIJudge(model, concurrency=4, "
+            "cache=False)): set them there"
+        )
+    askers = [m for m in metrics if m.uses_judge]
+    main: Judge | None = None
+    if askers and (judge is not None or any(m.judge is None for m in askers)):
+        main = resolve_judge(judge, **given)
+    per_metric: list[Judge | None] = []
+    blocked = []
+    for metric in metrics:
+        if not metric.uses_judge:
+            per_metric.append(None)
+            continue
+        own = metric.judge if judge is None else None
+        chosen: Judge | None = main if own is None else None
+        effective: Judge | str | None = chosen if chosen is not None else own
+        if metric.needs_llm and is_offline(effective):
+            blocked.append(metric.name)
+        per_metric.append(chosen)
+    if blocked:
+        raise OfflineJudgeError(
+            f"{plural(len(blocked), 'metric')} {', '.join(blocked)} need an LLM judge, and the "
+            f"judge is the offline one; choose an LLM judge ({OFFLINE_HINT}), or leave "
+            f"{'it' if len(blocked) == 1 else 'them'} out"
+        )
+    return JudgePlan(main, per_metric)
+
+
+def plural(count: int, noun: str) -> str:
+    """`noun` or its plural (an added s) for `count`."""
+    return noun if count == 1 else f"{noun}s"
+
+
+def metric_entry(metric: Metric, judge_identity: str | None) -> MetricRecord:
+    """The sidecar description of a metric: what shapes its scores and the judge it uses."""
+    return {
+        "name": metric.name,
+        "class": type(metric).__name__,
+        "config": metric.config(),
+        "steps": [step.fingerprint() for step in metric.steps],
+        "threshold": metric.threshold,
+        "uses_judge": metric.uses_judge,
+        "needs_llm": metric.needs_llm,
+        "judge": judge_identity,
+    }

@@ -1,0 +1,50 @@
+"""A quick reachability check of every LLM judge endpoint before scoring: a run whose judge
+cannot be reached would only fill the results file with failures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+from convoeval.errors import ConvoevalError
+from convoeval.judges import Judge
+from convoeval.runner._plan import describe
+
+#: Seconds to wait for a TCP connection to a judge endpoint.
+CONNECT_TIMEOUT_S = 5.0
+
+
+class JudgeUnreachableError(ConvoevalError, ConnectionError):
+    """An LLM judge's endpoint does not accept connections (nothing was scored)."""
+
+
+async def check_reachable(judges: Sequence[Judge], timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Open (and close) one TCP connection to each HTTP judge endpoint; raise
+    `JudgeUnreachableError` naming the endpoint when that fails. Judges without an HTTP endpoint
+    (offline, fake) are not checked."""
+    seen: set[tuple[str, int]] = set()
+    for judge in judges:
+        endpoint = describe(judge).get("endpoint")
+        if not endpoint:
+            continue
+        parts = urlsplit(str(endpoint))
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            continue
+        address = (parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+        if address in seen:
+            continue
+        seen.add(address)
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection(*address), timeout)
+        except (OSError, TimeoutError) as exc:
+            why = "no answer" if isinstance(exc, TimeoutError) else exc.strerror or str(exc)
+            raise JudgeUnreachableError(
+                f"cannot reach the judge at {endpoint} ({why}); nothing was scored. Check that "
+                "the server runs and --base-url (OPENAI_BASE_URL) points at it"
+            ) from exc
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()

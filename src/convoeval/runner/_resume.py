@@ -1,0 +1,260 @@
+"""Resuming a run: the sidecar meta file, what must match to continue a results file, and reading
+back finished rows.
+
+The results file is append-only JSONL in input order; its sidecar `<results>.meta.json` says
+what it was made from. A run killed mid-write leaves at most one partial last line, which is
+detected and cut off before appending again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import cast
+
+from convoeval.runner._schedule import Job, Writer, run_jobs
+from convoeval.runner.rows import MetricRecord, ResultRow, ResultsFileError, RunMeta, parse_row
+
+META_SUFFIX = ".meta.json"
+#: The `format` marker of a sidecar meta file.
+META_FORMAT = "convoeval-results"
+_HINT = "use --overwrite (overwrite=True in Python) to start again, or another output file (-o)"
+
+
+def meta_path(results: str | os.PathLike[str]) -> Path:
+    """The sidecar path of a results file: `results.jsonl` -> `results.jsonl.meta.json`."""
+    return Path(os.fspath(results) + META_SUFFIX)
+
+
+def read_meta(results: str | os.PathLike[str]) -> RunMeta | None:
+    """The sidecar meta of a results file, or None when there is none."""
+    path = meta_path(results)
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ResultsFileError(f"{path}: unreadable results meta file: {exc}") from exc
+    if not isinstance(data, dict) or data.get("format") != META_FORMAT:
+        raise ResultsFileError(f"{path}: not a convoeval results meta file")
+    return cast(RunMeta, data)
+
+
+def write_meta(results: str | os.PathLike[str], meta: RunMeta) -> None:
+    """Write the sidecar atomically (a temporary file renamed over it)."""
+    path = meta_path(results)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _by_name(meta: RunMeta) -> dict[str, MetricRecord]:
+    return {m["name"]: m for m in meta.get("metrics", [])}
+
+
+def _changes(old: RunMeta, new: RunMeta) -> list[str]:
+    """What differs between the run that made a results file and this one (metric order aside)."""
+    changes: list[str] = []
+    if (old.get("data_fingerprint"), old.get("format_option")) != (
+        new["data_fingerprint"],
+        new["format_option"],
+    ):
+        changes.append(
+            f"the data differ (the file holds {old.get('records')} records of {old.get('data')})"
+        )
+    before, now = _by_name(old), _by_name(new)
+    if set(before) != set(now):
+        changes.append(f"the metrics differ ({', '.join(before)} before, {', '.join(now)} now)")
+        return changes
+    for name, entry in now.items():
+        was = before[name]
+        if (was.get("class"), was.get("config")) != (entry["class"], entry["config"]):
+            changes.append(f"{name}'s options differ ({was.get('config')} -> {entry['config']})")
+        if was.get("steps") != entry["steps"]:
+            changes.append(f"{name}'s prompts or output schemas differ (step fingerprints)")
+        if entry["uses_judge"] and was.get("judge") != entry["judge"]:
+            changes.append(f"{name}'s judge differs ({was.get('judge')} -> {entry['judge']})")
+    if old.get("calibration") != new["calibration"] and new["calibration"] is not None:
+        changes.append(
+            f"the offline judge's calibration differs ({old.get('calibration')} -> "
+            f"{new['calibration']})"
+        )
+    if old.get("convoeval_version") != new["convoeval_version"]:
+        changes.append(
+            f"the convoeval version differs ({old.get('convoeval_version')} -> "
+            f"{new['convoeval_version']})"
+        )
+    return changes
+
+
+def conflict(old: RunMeta, new: RunMeta, results: str) -> str | None:
+    """Why `results` (made as `old` describes) cannot be continued by a run like `new`."""
+    changes = _changes(old, new)
+    if not changes:
+        return None
+    return f"{results} cannot be resumed by this run: {'; '.join(changes)}; {_HINT}"
+
+
+class Done:
+    """The record positions already in a results file: a contiguous prefix plus any others."""
+
+    def __init__(self) -> None:
+        self.prefix = 0
+        self._extra: set[int] = set()
+
+    def add(self, index: int) -> None:
+        """Mark a record position as finished."""
+        if index == self.prefix:
+            self.prefix += 1
+            while self.prefix in self._extra:
+                self._extra.remove(self.prefix)
+                self.prefix += 1
+        elif index > self.prefix:
+            self._extra.add(index)
+
+    def __contains__(self, index: int) -> bool:
+        return index < self.prefix or index in self._extra
+
+    def __len__(self) -> int:
+        return self.prefix + len(self._extra)
+
+
+def read_rows(
+    results: str | os.PathLike[str],
+    on_row: Callable[[ResultRow], None],
+    *,
+    repair: bool = True,
+) -> Done:
+    """Read every complete row of a results file, calling `on_row` for each in file order.
+
+    A last line without its newline (a run killed mid-write) is dropped, and with `repair` cut
+    off the file so appending continues cleanly. Any complete line that is not a results row is
+    `ResultsFileError` naming FILE:LINE.
+    """
+    done = Done()
+    path = os.fspath(results)
+    good_end = 0
+    partial = False
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.endswith(b"\n"):
+                partial = True  # only the last line can lack its newline
+                break
+            if raw.strip():
+                row = parse_row(raw, f"{path}:{number}")
+                done.add(row["index"])
+                on_row(row)
+            good_end += len(raw)
+    if partial and repair:
+        with open(path, "r+b") as handle:
+            handle.truncate(good_end)
+    return done
+
+
+def iter_rows(results: str | os.PathLike[str]) -> Iterator[ResultRow]:
+    """The complete rows of a results file in file order (a partial last line is skipped)."""
+    path = os.fspath(results)
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if raw.strip() and raw.endswith(b"\n"):
+                yield parse_row(raw, f"{path}:{number}")
+
+
+class RowPlan:
+    """What a run does with an existing results file: start it, append to it (resume), or
+    rewrite it with its failed pairs re-scored (`retry_failed`, atomic: the old file stays whole
+    until the new one is complete)."""
+
+    def __init__(self, retry: bool = False) -> None:
+        self.retry = retry
+        self.done = Done()
+        self.redo: dict[int, ResultRow] = {}
+
+    @property
+    def kept(self) -> int:
+        """Rows kept as they are (already finished, not to be re-scored)."""
+        return len(self.done) - len(self.redo)
+
+    def is_kept(self, index: int) -> bool:
+        """Whether the row of record `index` is kept as it is."""
+        return index in self.done and index not in self.redo
+
+    def to_score(self, valid: int) -> bool:
+        """Whether any (record, metric) pair remains to be scored."""
+        return bool(self.redo) or len(self.done) < valid
+
+    def read(self, path: Path, on_row: Callable[[ResultRow], None]) -> None:
+        """Take in the rows of an existing results file."""
+
+        def take(row: ResultRow) -> None:
+            if self.retry and row.get("errors"):
+                self.redo[row["index"]] = row
+            elif not self.retry:
+                on_row(row)
+
+        self.done = read_rows(path, take)
+
+    async def run(
+        self,
+        path: Path,
+        jobs: Iterator[Job],
+        on_row: Callable[[ResultRow], None],
+        *,
+        window: int,
+    ) -> None:
+        """Write the rows of `jobs` in order: appended, or into a new file renamed over `path`."""
+        target = path.with_name(path.name + ".retry.tmp") if self.retry else path
+        try:
+            with open(target, "w" if self.retry else "a", encoding="utf-8") as handle:
+                await run_jobs(jobs, Writer(handle, on_row), window=window)
+            if self.retry:
+                os.replace(target, path)
+        finally:
+            if self.retry:
+                target.unlink(missing_ok=True)
+
+
+def prepare(
+    path: Path,
+    meta: RunMeta,
+    on_row: Callable[[ResultRow], None],
+    *,
+    resume: bool,
+    overwrite: bool,
+    retry_failed: bool,
+) -> RowPlan:
+    """Start a fresh results file, or check an existing one against its sidecar and take in its
+    rows (resume or retry)."""
+    has_rows = path.exists() and path.stat().st_size > 0
+    if retry_failed and (overwrite or not has_rows):
+        raise ResultsFileError(
+            f"nothing to retry: {path} holds no results yet"
+            if not overwrite
+            else "--retry-failed and --overwrite cannot be used together"
+        )
+    if overwrite or not has_rows:
+        path.write_bytes(b"")
+        return RowPlan()
+    if not resume and not retry_failed:
+        raise ResultsFileError(f"{path} already holds results; {_HINT}, or resume it")
+    old = read_meta(path)
+    if old is None:
+        raise ResultsFileError(
+            f"{path} holds rows but no {meta_path(path).name}, so it cannot be continued "
+            f"safely; {_HINT}"
+        )
+    problem = conflict(old, meta, str(path))
+    if problem is not None:
+        raise ResultsFileError(problem)
+    meta["started"] = old.get("started", meta["started"])
+    meta["resumed"] = now()
+    plan = RowPlan(retry=retry_failed)
+    plan.read(path, on_row)
+    return plan
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

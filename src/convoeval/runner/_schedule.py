@@ -1,0 +1,145 @@
+"""Scoring records concurrently and writing their rows in input order, each as soon as it and
+every row before it are done (a kill loses only what is in flight).
+
+A bounded window of records is in flight or waiting to be written; the judge layer enforces the
+endpoint limit on requests. A (record, metric) pair that raises becomes a failed result, unless
+the run raises exceptions, in which case the first failure ends the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import IO
+
+from convoeval.judges.base import Judge, Usage
+from convoeval.metrics import Metric, MetricFailedError, MetricResult
+from convoeval.runner._inputs import Item
+from convoeval.runner.rows import ResultRow, usage_entry, usage_of
+from convoeval.schema import MultiTurnSample
+
+#: A job is a row already known (kept from an earlier run) or one still to score.
+Job = ResultRow | Awaitable[ResultRow]
+
+
+class Writer:
+    """Appends rows, one flushed line each, then tells `on_row` (aggregates, progress)."""
+
+    def __init__(self, handle: IO[str], on_row: Callable[[ResultRow], None]) -> None:
+        self.handle = handle
+        self.on_row = on_row
+
+    def write(self, row: ResultRow) -> None:
+        """Write one row and flush it, so it is on disk before the next one is awaited."""
+        self.handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        self.handle.flush()
+        self.on_row(row)
+
+
+class _Ordered:
+    """Holds finished rows until every earlier one is written; frees a window slot per row."""
+
+    def __init__(self, writer: Writer, slots: asyncio.Semaphore) -> None:
+        self.writer = writer
+        self.slots = slots
+        self.next = 0
+        self.ready: dict[int, ResultRow] = {}
+
+    def finish(self, seq: int, row: ResultRow) -> None:
+        self.ready[seq] = row
+        while self.next in self.ready:
+            self.writer.write(self.ready.pop(self.next))
+            self.slots.release()
+            self.next += 1
+
+    async def complete(self, seq: int, job: Awaitable[ResultRow]) -> None:
+        self.finish(seq, await job)
+
+
+async def run_jobs(jobs: Iterator[Job], writer: Writer, *, window: int) -> None:
+    """Run jobs with at most `window` rows in flight or unwritten; rows leave in job order."""
+    slots = asyncio.Semaphore(window)
+    order = _Ordered(writer, slots)
+    try:
+        async with asyncio.TaskGroup() as group:
+            for seq, job in enumerate(jobs):
+                await slots.acquire()
+                if isinstance(job, dict):
+                    order.finish(seq, job)
+                else:
+                    group.create_task(order.complete(seq, job))
+    except BaseExceptionGroup as group_error:
+        first = group_error.exceptions[0]
+        raise first from first.__cause__
+
+
+async def _score_pair(
+    metric: Metric, sample: MultiTurnSample, judge: Judge | None, raise_exceptions: bool
+) -> MetricResult:
+    try:
+        result = await metric.score(sample, judge=judge)
+    except Exception as exc:
+        if raise_exceptions:
+            raise
+        return MetricResult.failure(type(exc).__name__, str(exc) or repr(exc))
+    if raise_exceptions and result.failed:
+        raise MetricFailedError(metric.name, result)  # e.g. the judge answered 401
+    return result
+
+
+async def score_record(
+    item: Item,
+    metrics: Sequence[Metric],
+    judges: Sequence[Judge | None],
+    raise_exceptions: bool,
+    previous: ResultRow | None = None,
+) -> ResultRow:
+    """Score a record with `metrics`; with `previous`, only these metrics are re-scored and the
+    other columns of the earlier row are kept."""
+    results = await asyncio.gather(
+        *(
+            _score_pair(metric, item.sample, judge, raise_exceptions)
+            for metric, judge in zip(metrics, judges, strict=True)
+        )
+    )
+    return build_row(item, metrics, results, previous)
+
+
+def build_row(
+    item: Item,
+    metrics: Sequence[Metric],
+    results: Sequence[MetricResult],
+    previous: ResultRow | None = None,
+) -> ResultRow:
+    """The self-contained results row of one record (DESIGN §1), conversation included."""
+    usage = usage_of(previous["usage"]) if previous is not None else Usage()
+    row: ResultRow = {
+        "index": item.index,
+        "id": item.sample.id,
+        "where": item.where,
+        "scores": {},
+        "reasons": {},
+        "details": {},
+        "errors": {},
+        "usage": usage_entry(usage),
+        "sample": item.sample.to_dict(),
+    }
+    if previous is not None:
+        row["scores"].update(previous["scores"])
+        row["reasons"].update(previous.get("reasons") or {})
+        row["details"].update(previous.get("details") or {})
+        row["errors"].update(previous.get("errors") or {})
+    for metric, result in zip(metrics, results, strict=True):
+        row["scores"][metric.name] = result.value
+        row["reasons"][metric.name] = result.reason
+        row["details"][metric.name] = result.details
+        row["errors"].pop(metric.name, None)
+        if result.error is not None:
+            row["errors"][metric.name] = {
+                "type": result.error["type"],
+                "message": result.error["message"],
+            }
+        usage.add(result.usage)
+    row["usage"] = usage_entry(usage)
+    return row
