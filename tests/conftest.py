@@ -11,7 +11,9 @@ import contextlib
 import importlib.metadata
 import json
 import os
+import select
 import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -92,13 +94,14 @@ def llama_server() -> Iterator[str]:
 class Action:
     """One scripted response of the fault server."""
 
-    kind: str  # "reply", "error", "stall", "drop", "raw"
+    kind: str  # "reply", "error", "stall", "drop", "raw", "reset"
     content: Any = None
     finish_reason: str = "stop"
     usage: bool = True
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    content_type: str = "application/json"
 
 
 class FaultServer:
@@ -113,6 +116,9 @@ class FaultServer:
         self.headers: list[dict[str, str]] = []
         self.active = 0
         self.peak = 0
+        #: Requests whose client closed the connection while the server was still working on them.
+        self.abandoned = 0
+        self._changed = threading.Condition(self._lock)
         self.closing = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
@@ -152,9 +158,18 @@ class FaultServer:
         """Read the request, then close the socket without any response."""
         return self._add(Action("drop"))
 
-    def raw(self, status: int, body: str) -> FaultServer:
+    def raw(self, status: int, body: str, content_type: str = "application/json") -> FaultServer:
         """A response whose body is `body` as it is (for malformed HTTP bodies)."""
-        return self._add(Action("raw", body, status=status))
+        return self._add(Action("raw", body, status=status, content_type=content_type))
+
+    def reset_mid_body(self, partial: str = '{"id": "chatcmpl-cut", "choi') -> FaultServer:
+        """Announce a longer body, send `partial`, then reset the connection (TCP RST)."""
+        return self._add(Action("reset", partial))
+
+    def wait_until_idle(self, timeout: float = 10.0) -> bool:
+        """Block until no request is being handled (True) or `timeout` passes (False)."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self.active == 0, timeout)
 
     def forever(self) -> FaultServer:
         """Make the last scripted response the answer to every request after the script."""
@@ -183,9 +198,11 @@ class FaultServer:
             self.active += 1
             self.peak = max(self.peak, self.active)
 
-    def _leave(self) -> None:
+    def _leave(self, abandoned: bool) -> None:
         with self._lock:
             self.active -= 1
+            self.abandoned += abandoned
+            self._changed.notify_all()
 
 
 def _completion(action: Action) -> dict[str, Any]:
@@ -220,11 +237,17 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
             with contextlib.suppress(OSError):
                 super().finish()
 
-        def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        def _send(
+            self,
+            status: int,
+            payload: Any,
+            headers: dict[str, str] | None = None,
+            content_type: str = "application/json",
+        ) -> None:
             data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
             try:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)
@@ -241,27 +264,63 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
                 return
             body = json.loads(raw or b"{}")
             server._enter()
+            abandoned = False
             try:
                 action = server._next(body, {k.lower(): v for k, v in self.headers.items()})
-                self._act(action)
+                abandoned = not self._act(action)
             finally:
-                server._leave()
+                server._leave(abandoned)
 
-        def _act(self, action: Action) -> None:
+        def _client_left_during(self, seconds: float) -> bool:
+            """Wait `seconds` (or until the server closes); True if the client hung up meanwhile."""
+            end = time.monotonic() + seconds
+            while not server.closing.is_set():
+                left = end - time.monotonic()
+                if left <= 0:
+                    return False
+                readable, _, _ = select.select([self.connection], [], [], min(left, 0.02))
+                if readable:
+                    try:
+                        gone = self.connection.recv(1, socket.MSG_PEEK) == b""
+                    except OSError:
+                        gone = True
+                    if gone:
+                        self.close_connection = True
+                        return True
+            return False
+
+        def _act(self, action: Action) -> bool:
+            """Carry out one scripted action; False if the client hung up before the answer."""
             if action.kind == "drop":
                 self.close_connection = True
                 with contextlib.suppress(OSError):
                     self.connection.shutdown(socket.SHUT_RDWR)
-                return
-            if action.delay:
-                server.closing.wait(action.delay)
+                return True
+            if action.delay and self._client_left_during(action.delay):
+                return False
             if action.kind == "error":
                 error = {"message": action.content, "type": "injected", "code": action.status}
                 self._send(action.status, {"error": error}, action.headers)
             elif action.kind == "raw":
-                self._send(action.status, str(action.content).encode())
+                self._send(action.status, str(action.content).encode(), None, action.content_type)
+            elif action.kind == "reset":
+                self._reset(str(action.content).encode())
             else:
                 self._send(200, _completion(action))
+            return True
+
+        def _reset(self, partial: bytes) -> None:
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(partial) + 500))
+                self.end_headers()
+                self.wfile.write(partial)
+                self.wfile.flush()
+                linger = struct.pack("ii", 1, 0)  # close with RST, not FIN
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+                self.connection.close()
 
     return Handler
 

@@ -1,6 +1,6 @@
 """End to end against a real LLM: SmolLM2-135M served by llama.cpp (xllamacpp) on 127.0.0.1.
 
-Its verdicts mean nothing; these tests prove the plumbing: the official SDK, a json_schema
+Its verdicts mean nothing; these tests prove the plumbing: the HTTP backend, a json_schema
 structured-output request, pydantic validation, usage, the cache, and the cut-off failure mode.
 """
 
@@ -13,7 +13,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from convoeval.judges import JudgeCache, JudgeError, OpenAIJudge, Step
-from convoeval.judges import openai_judge as openai_module
+from convoeval.judges.endpoints import ENDPOINTS
 from convoeval.judges.retry import RetryPolicy
 
 
@@ -47,7 +47,7 @@ async def test_structured_answer_from_a_real_server(llama_server: str, tmp_path:
     assert answer.usage.prompt_tokens > 0 and answer.usage.completion_tokens > 0
     assert answer.usage.latency_s > 0 and answer.usage.cached == 0
     # json_schema was accepted: no fallback was remembered for this endpoint.
-    assert (judge.endpoint, judge.model) not in openai_module._mode_memory
+    assert ENDPOINTS.mode(judge.endpoint, judge.model) == "json_schema"
 
     again = await judge.run(STEP, {"message": "I love sunny days at the beach!"})
     assert again.output == answer.output

@@ -143,19 +143,34 @@ def test_openai_without_key_is_refused_early(monkeypatch: pytest.MonkeyPatch) ->
         OpenAIJudge("gpt-4o-mini")
 
 
-async def test_one_limit_per_endpoint_shared_by_judges(
+async def test_the_limit_is_shared_by_the_users_of_one_judge(
     fault_server: FaultServer, verdict_step: Step[Verdict]
 ) -> None:
     fault_server.reply(GOOD, delay=0.2).forever()
-    first = _judge(fault_server, concurrency=3)
-    second = _judge(fault_server)  # same endpoint: same limit, no own limit
-    judges = [first, second] * 6
+    judge = _judge(fault_server, concurrency=3)
     answers = await asyncio.gather(
-        *(j.run(verdict_step, {"statement": f"s{i}"}) for i, j in enumerate(judges))
+        *(judge.run(verdict_step, {"statement": f"s{i}"}) for i in range(12))
     )
     assert len(answers) == 12 and fault_server.attempts == 12
     assert fault_server.peak == 3  # different samples overlap, up to the limit and no further
-    assert first.describe()["concurrency"] == 3 == second.describe()["concurrency"]
+    assert judge.describe()["concurrency"] == 3
+
+
+async def test_a_judges_limit_never_changes_another_judges_on_the_same_endpoint(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    # Issue 10 §2: creating OpenAIJudge(..., concurrency=3) used to set the limit of every judge
+    # on that endpoint. The limit now belongs to each judge instance.
+    fault_server.reply(GOOD, delay=0.3).forever()
+    roomy = _judge(fault_server, concurrency=6)
+    narrow = _judge(fault_server, concurrency=2)
+    default = _judge(fault_server)
+    assert [j.describe()["concurrency"] for j in (roomy, narrow, default)] == [6, 2, 16]
+    await asyncio.gather(*(roomy.run(verdict_step, {"statement": f"r{i}"}) for i in range(6)))
+    assert fault_server.peak == 6
+    fault_server.peak = 0
+    await asyncio.gather(*(narrow.run(verdict_step, {"statement": f"n{i}"}) for i in range(6)))
+    assert fault_server.peak == 2
 
 
 async def test_default_limit_lets_samples_overlap(

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 import convoeval.judges as judges
-from convoeval.judges import FakeJudge, Judge, OpenAIJudge, resolve_judge
+from convoeval.errors import ConvoevalError
+from convoeval.judges import FakeJudge, Judge, JudgeSpecError, OpenAIJudge, resolve_judge
 
 if TYPE_CHECKING:
     from conftest import FaultServer
@@ -20,6 +21,7 @@ PUBLIC = {
     "Judge",
     "JudgeCache",
     "JudgeError",
+    "JudgeSpecError",
     "OpenAIJudge",
     "Step",
     "StepUnsupported",
@@ -42,6 +44,7 @@ def test_openai_spec_with_options(fault_server: FaultServer) -> None:
         concurrency=5,
         cache=False,
         timeout=7.5,
+        retry_budget=30,
         seed=42,
     )
     assert isinstance(judge, OpenAIJudge)
@@ -49,18 +52,21 @@ def test_openai_spec_with_options(fault_server: FaultServer) -> None:
         judge.model == "meta-llama/Llama-3.1-8B" and judge.name == "openai/meta-llama/Llama-3.1-8B"
     )
     assert (judge.timeout, judge.seed, judge.cache) == (7.5, 42, None)
+    assert judge.retry.max_total_s == 30
     described = judge.describe()
+    assert described["kind"] == "openai"
     assert described["endpoint"] == fault_server.url and described["concurrency"] == 5
+    assert (described["timeout"], described["retry_budget"]) == (7.5, 30)
     assert "sk-x" not in repr(described)
 
 
-def test_bare_model_name_is_an_openai_model(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_options_left_as_none_keep_their_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    judge = resolve_judge("gpt-4o", cache=None, timeout=None)
+    judge = resolve_judge("OpenAI/gpt-4o", cache=None, timeout=None, retry_budget=None)
     assert isinstance(judge, OpenAIJudge)
     assert judge.model == "gpt-4o" and judge.describe()["endpoint"] == "https://api.openai.com/v1"
-    assert judge.timeout == 60.0  # options left as None keep their defaults
+    assert (judge.timeout, judge.retry.max_total_s) == (60.0, 120.0)
 
 
 def test_judge_instance_is_returned_as_it_is() -> None:
@@ -68,19 +74,35 @@ def test_judge_instance_is_returned_as_it_is() -> None:
     assert resolve_judge(fake) is fake
 
 
-@pytest.mark.parametrize("spec", ["fake", "openai/", "anthropic/claude", "two words", "", "   "])
-def test_other_specs_are_refused_with_the_accepted_forms(spec: str) -> None:
-    with pytest.raises(ValueError, match="accepted forms: None or 'offline'"):
-        resolve_judge(spec)
-
-
-def test_fake_spec_points_to_the_class() -> None:
-    with pytest.raises(ValueError, match=r"FakeJudge\(script\)"):
-        resolve_judge("fake")
+@pytest.mark.parametrize(
+    ("spec", "hint"),
+    [
+        # Issue 12 item 2: a bare string used to be taken as an OpenAI model name.
+        ("ofline", "did you mean 'offline'?"),
+        ("Offlin", "did you mean 'offline'?"),
+        ("foo", "did you mean 'openai/foo'?"),
+        ("gpt-4o-mini", "did you mean 'openai/gpt-4o-mini'?"),
+        ("opnai/gpt-4o", "did you mean 'openai/gpt-4o'?"),
+        ("fake", "FakeJudge(script)"),
+        ("anthropic/claude", "known providers: openai"),
+        ("openai/", "names no model"),
+        ("openai/two words", "names no model"),
+        ("two words", "unknown judge spec"),
+        ("", "unknown judge spec"),
+        ("   ", "unknown judge spec"),
+    ],
+)
+def test_other_specs_are_refused_with_the_valid_forms(spec: str, hint: str) -> None:
+    with pytest.raises(JudgeSpecError) as caught:
+        resolve_judge(spec, api_key="sk-x")
+    message = str(caught.value)
+    assert hint in message
+    assert "accepted forms: 'offline'" in message and "'PROVIDER/MODEL'" in message
+    assert isinstance(caught.value, ConvoevalError) and isinstance(caught.value, ValueError)
 
 
 def test_non_judge_objects_and_unknown_options_are_refused() -> None:
-    with pytest.raises(ValueError, match="accepted forms"):
+    with pytest.raises(JudgeSpecError, match="accepted forms"):
         resolve_judge(42)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="unknown judge options"):
         resolve_judge("openai/m", base_url="http://127.0.0.1:9/v1", temperature=1)

@@ -1,14 +1,16 @@
-"""The judge layer: the protocol, the OpenAI-compatible judge, its cache, a fake judge, and
-`resolve_judge`, which turns a `--judge` spec into a judge.
+"""The judge layer: the protocol, the LLM-judge core and its backends (OpenAI-compatible, fake),
+the answer cache, and `resolve_judge`, which turns a `--judge` spec into a judge.
 
 The offline judge is imported lazily (it loads onnxruntime), never when this package is imported.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from convoeval.errors import ConvoevalError
 from convoeval.judges.base import Answer, Judge, JudgeError, Step, StepUnsupported, Usage
 from convoeval.judges.cache import JudgeCache
 from convoeval.judges.fake import FakeJudge
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    # The openai SDK takes a third of a second to import: load it only when a judge needs it.
+    # httpx and the backend load only when a judge needs them.
     if name == "OpenAIJudge":
         return importlib.import_module("convoeval.judges.openai_judge").OpenAIJudge
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -30,6 +32,7 @@ __all__ = [
     "Judge",
     "JudgeCache",
     "JudgeError",
+    "JudgeSpecError",
     "OpenAIJudge",
     "Step",
     "StepUnsupported",
@@ -37,20 +40,28 @@ __all__ = [
     "resolve_judge",
 ]
 
-_ACCEPTED = (
-    "None or 'offline' (the embedded judge), 'openai/MODEL' (any OpenAI-compatible server), "
-    "a bare model name such as 'gpt-4o-mini', or a Judge instance"
+#: Providers a `PROVIDER/MODEL` spec may name.
+PROVIDERS = ("openai",)
+_FORMS = (
+    "'offline' (the embedded judge, the default), 'PROVIDER/MODEL' with provider "
+    f"{' or '.join(repr(p) for p in PROVIDERS)} (e.g. 'openai/gpt-4o-mini', any "
+    "OpenAI-compatible server), or a Judge instance"
 )
 _OPTIONS = frozenset(
-    {"base_url", "api_key", "concurrency", "cache", "timeout", "seed", "max_tokens"}
+    {"base_url", "api_key", "concurrency", "cache", "timeout", "retry_budget", "seed", "max_tokens"}
 )
+
+
+class JudgeSpecError(ConvoevalError, ValueError):
+    """A judge spec that names no judge (`--judge ofline`, `foo`, `anthropic/...`)."""
 
 
 def resolve_judge(spec: Judge | str | None, **options: Any) -> Judge:
-    """Turn a judge spec (None, 'offline', 'openai/MODEL', a model name, a Judge) into a judge.
+    """Turn a judge spec (None or 'offline', 'PROVIDER/MODEL', a Judge) into a judge.
 
-    `options` (base_url, api_key, concurrency, cache, timeout, seed, max_tokens) configure the
-    OpenAI judge; options left as None are not passed, and the offline judge takes none.
+    `options` (base_url, api_key, concurrency, cache, timeout, retry_budget, seed, max_tokens)
+    configure an LLM judge; options left as None keep their defaults; the offline judge takes
+    none. Anything else is a `JudgeSpecError` listing the valid forms, with a did-you-mean.
     """
     unknown = set(options) - _OPTIONS
     if unknown:
@@ -58,29 +69,40 @@ def resolve_judge(spec: Judge | str | None, **options: Any) -> Judge:
     if spec is not None and not isinstance(spec, str):
         if isinstance(spec, Judge):
             return spec
-        raise ValueError(f"cannot use {spec!r} as a judge; accepted forms: {_ACCEPTED}")
+        raise JudgeSpecError(f"cannot use {spec!r} as a judge; accepted forms: {_FORMS}")
     text = "offline" if spec is None else spec.strip()
     if text.lower() == "offline":
         offline = importlib.import_module("convoeval.judges.offline")
         judge: Judge = offline.OfflineJudge()
         return judge
-    given = {k: v for k, v in options.items() if v is not None}
-    if text.lower().startswith("openai/"):
-        model = text[len("openai/") :].strip()
-        if not model:
-            raise ValueError(f"judge spec {spec!r} names no model; accepted forms: {_ACCEPTED}")
-        return _openai_judge(model, given)
-    if text.lower() == "fake":
-        raise ValueError(
-            "'fake' is not a judge spec: build FakeJudge(script) in code and pass it; "
-            f"accepted forms: {_ACCEPTED}"
+    provider, slash, model = text.partition("/")
+    if not slash:
+        raise JudgeSpecError(f"unknown judge spec {spec!r}{_did_you_mean(text)}; {_accepted()}")
+    if provider.lower() not in PROVIDERS:
+        near = difflib.get_close_matches(provider.lower(), PROVIDERS, n=1)
+        hint = f" (did you mean {near[0] + slash + model!r}?)" if near else ""
+        raise JudgeSpecError(
+            f"unknown judge provider {provider!r} in {spec!r}{hint}; known providers: "
+            f"{', '.join(PROVIDERS)}; {_accepted()}"
         )
-    if text and "/" not in text and not any(c.isspace() for c in text):
-        return _openai_judge(text, given)
-    raise ValueError(f"unknown judge spec {spec!r}; accepted forms: {_ACCEPTED}")
-
-
-def _openai_judge(model: str, options: dict[str, Any]) -> Judge:
+    if not model.strip() or any(c.isspace() for c in model.strip()):
+        raise JudgeSpecError(f"judge spec {spec!r} names no model; {_accepted()}")
+    given = {k: v for k, v in options.items() if v is not None}
     from convoeval.judges.openai_judge import OpenAIJudge
 
-    return OpenAIJudge(model, **options)
+    return OpenAIJudge(model.strip(), **given)
+
+
+def _accepted() -> str:
+    return f"accepted forms: {_FORMS}"
+
+
+def _did_you_mean(text: str) -> str:
+    if not text or any(c.isspace() for c in text):
+        return ""
+    if text.lower() == "fake":
+        return " (the fake judge is built in code: pass FakeJudge(script) as the judge)"
+    near = difflib.get_close_matches(text.lower(), ["offline"], n=1, cutoff=0.6)
+    if near:
+        return f" (did you mean {near[0]!r}?)"
+    return f" (did you mean 'openai/{text}'?)"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -134,7 +134,7 @@ def _parse(step: Step[OutT], content: object) -> OutT:
         ) from exc
 
 
-def accept(step: Step[OutT], inputs: Mapping[str, Any], reply: RawReply) -> OutT:
+def accept(step: Step[OutT], inputs: Any, reply: RawReply) -> OutT:
     """Parse, validate and check one raw reply; raises `AnswerProblem` when it cannot be used."""
     try:
         output = _parse(step, reply.content)
@@ -152,7 +152,7 @@ def accept(step: Step[OutT], inputs: Mapping[str, Any], reply: RawReply) -> OutT
     return output
 
 
-async def ask_validated(step: Step[OutT], inputs: Mapping[str, Any], ask: AskFn) -> OutT:
+async def ask_validated(step: Step[OutT], inputs: Any, ask: AskFn) -> OutT:
     """Ask once; on an unusable answer re-ask once quoting the problem; then raise `JudgeError`."""
     first = await ask(None)
     try:

@@ -6,13 +6,14 @@ usage accounting live behind it, never in metrics.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
 from convoeval.errors import ConvoevalError
+from convoeval.judges._redact import redact
 from convoeval.judges.step import AnswerCheck, OfflineImpl, Step
 
 OutT = TypeVar("OutT", bound=BaseModel)
@@ -68,18 +69,30 @@ class Answer(Generic[OutT]):
 
 
 class JudgeError(ConvoevalError):
-    """A step could not be answered (after any retries); the metric records it as a failure."""
+    """A step could not be answered (after any retries); the metric records it as a failure.
+
+    The message and `raw` never show a bearer token or an `sk-` key, and a judge masks its own
+    configured key with `mask()` before raising, so results and reports never store one.
+    """
 
     def __init__(self, step: str, message: str, raw: str | None = None) -> None:
         self.step = step
-        self.raw = raw
+        self.raw = None if raw is None else redact(raw)
         #: What the failed step spent (requests, tokens), set by the judge that gave up.
         self.usage: Usage | None = None
         text = f"step {step!r}: {message}"
-        if raw is not None:
-            shown = raw if len(raw) <= 500 else raw[:500] + f"... ({len(raw)} chars)"
+        if self.raw is not None:
+            shown = self.raw
+            if len(shown) > 500:
+                shown = shown[:500] + f"... ({len(shown)} chars)"
             text += f"; the judge answered: {shown}"
-        super().__init__(text)
+        super().__init__(redact(text))
+
+    def mask(self, secrets: Iterable[str]) -> None:
+        """Mask `secrets` (the judge's credentials) in the message and the raw answer."""
+        self.args = tuple(redact(a, secrets) if isinstance(a, str) else a for a in self.args)
+        if self.raw is not None:
+            self.raw = redact(self.raw, secrets)
 
 
 class StepUnsupported(JudgeError):
@@ -92,8 +105,14 @@ class Judge(Protocol):
 
     name: str
 
-    async def run(self, step: Step[OutT], inputs: Mapping[str, Any]) -> Answer[OutT]:
-        """Answer `step` for `inputs` with a validated `step.output` instance."""
+    async def run(
+        self, step: Step[OutT], inputs: Any, *, usage: Usage | None = None
+    ) -> Answer[OutT]:
+        """Answer `step` for `inputs` (opaque to the judge) with a validated `step.output`.
+
+        A given `usage` is added to as requests are sent, so what a failed or cancelled caller
+        spent is still counted; `Answer.usage` (and `JudgeError.usage`) is what the step cost.
+        """
         ...
 
     def describe(self) -> dict[str, Any]:

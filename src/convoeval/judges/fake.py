@@ -1,7 +1,8 @@
 """`FakeJudge`: scripted answers per step, for tests of metrics and of the runner.
 
-It goes through the same validate / check / re-ask path as the real judges, records every call
-and counts requests like a real judge, so a metric test can assert what was asked and how often.
+It is a backend under the same `LLMJudge` core as the real judges (validate / check / re-ask,
+retries, usage), records every call and counts requests like a real judge, so a metric test can
+assert what was asked and how often. A script may hold a `BackendFailure` to exercise retries.
 """
 
 from __future__ import annotations
@@ -9,19 +10,19 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeAlias
 
 from pydantic import BaseModel
 
-from convoeval.judges._answers import RawReply, Reask, ask_validated, estimate_tokens, raw_text
-from convoeval.judges.base import Answer, JudgeError, Step, Usage
-
-OutT = TypeVar("OutT", bound=BaseModel)
+from convoeval.judges.backend import BackendReply, BackendRequest
+from convoeval.judges.core import LLMJudge
+from convoeval.judges.endpoints import EndpointRegistry
+from convoeval.judges.retry import RetryPolicy
 
 #: One scripted answer: a dict, JSON text, a pydantic instance, or an exception (class) to raise.
 FakeAnswer: TypeAlias = Mapping[str, Any] | str | BaseModel | BaseException | type[BaseException]
 #: A step's script: answers popped in order, or a function of the step's inputs.
-FakeScript: TypeAlias = Sequence[FakeAnswer] | Callable[[Mapping[str, Any]], FakeAnswer]
+FakeScript: TypeAlias = Sequence[FakeAnswer] | Callable[[Any], FakeAnswer]
 
 
 class FakeScriptError(LookupError):
@@ -33,7 +34,8 @@ class FakeCall:
     """One request the fake judge received: the step, its inputs, the rendered prompts."""
 
     step: str
-    inputs: Mapping[str, Any]
+    #: The step's inputs, the very object the metric passed.
+    inputs: Any
     prompt: str
     system: str
     reask: str | None = None
@@ -42,49 +44,64 @@ class FakeCall:
 @dataclass
 class _Source:
     queue: deque[FakeAnswer] | None = None
-    function: Callable[[Mapping[str, Any]], FakeAnswer] | None = None
+    function: Callable[[Any], FakeAnswer] | None = None
     served: int = field(default=0)
 
 
-class FakeJudge:
-    """A judge that answers from a script per step name; every answer is validated for real."""
+class _FakeBackend:
+    """Answers each request from the step's script and records it as a `FakeCall`."""
 
-    def __init__(self, script: Mapping[str, FakeScript], *, name: str = "fake") -> None:
-        self.name = name
+    kind = "fake"
+    model = "fake"
+
+    def __init__(self, script: Mapping[str, FakeScript], name: str) -> None:
+        self.endpoint = f"fake:{name}"
         self.calls: list[FakeCall] = []
-        self._sources: dict[str, _Source] = {}
+        self.sources: dict[str, _Source] = {}
         for step_name, entry in script.items():
             if callable(entry):
-                self._sources[step_name] = _Source(function=entry)
+                self.sources[step_name] = _Source(function=entry)
             elif isinstance(entry, str | bytes | Mapping | BaseModel):
                 raise TypeError(
                     f"the script of step {step_name!r} must be a sequence of answers or a "
                     "function of the inputs, not a single answer (wrap it in a list)"
                 )
             else:
-                self._sources[step_name] = _Source(queue=deque(entry))
+                self.sources[step_name] = _Source(queue=deque(entry))
 
-    def describe(self) -> dict[str, Any]:
-        """Judge kind and the scripted step names."""
-        return {"kind": "fake", "name": self.name, "steps": sorted(self._sources)}
+    def sampling(self) -> dict[str, Any]:
+        return {}
 
-    def calls_for(self, step: str) -> list[FakeCall]:
-        """The recorded calls of one step, in order."""
-        return [call for call in self.calls if call.step == step]
+    def secrets(self) -> tuple[str, ...]:
+        return ()
 
-    def remaining(self, step: str) -> int | None:
-        """How many queued answers `step` has left (None for a function script)."""
-        source = self._sources.get(step)
-        if source is None or source.queue is None:
-            return None
-        return len(source.queue)
+    async def aclose(self) -> None:
+        return None
 
-    def _next(self, step: str, inputs: Mapping[str, Any]) -> FakeAnswer:
-        source = self._sources.get(step)
+    async def send(self, request: BackendRequest) -> BackendReply:
+        step = request.step
+        self.calls.append(
+            FakeCall(
+                step=step.name,
+                inputs=request.inputs,
+                prompt=request.user,
+                system=step.instructions,
+                reask=None if request.reask is None else request.reask.message,
+            )
+        )
+        answer = self._next(step.name, request.inputs)
+        if isinstance(answer, BaseException):
+            raise answer
+        if isinstance(answer, type) and issubclass(answer, BaseException):
+            raise answer()
+        return BackendReply(content=answer, finish_reason="stop")
+
+    def _next(self, step: str, inputs: Any) -> FakeAnswer:
+        source = self.sources.get(step)
         if source is None:
             raise FakeScriptError(
                 f"FakeJudge has no script for step {step!r}; scripted steps: "
-                f"{sorted(self._sources) or 'none'}"
+                f"{sorted(self.sources) or 'none'}"
             )
         if source.function is not None:
             source.served += 1
@@ -97,35 +114,50 @@ class FakeJudge:
         source.served += 1
         return source.queue.popleft()
 
-    async def run(self, step: Step[OutT], inputs: Mapping[str, Any]) -> Answer[OutT]:
-        """Answer `step` from the script, through the shared validate / check / re-ask path."""
-        prompt = step.render(inputs)
-        usage = Usage()
 
-        async def ask(reask: Reask | None) -> RawReply:
-            self.calls.append(
-                FakeCall(
-                    step=step.name,
-                    inputs=dict(inputs),
-                    prompt=prompt,
-                    system=step.instructions,
-                    reask=None if reask is None else reask.message,
-                )
-            )
-            usage.requests += 1
-            sent = step.instructions + prompt + ("" if reask is None else reask.message)
-            usage.prompt_tokens += estimate_tokens(sent)
-            answer = self._next(step.name, inputs)
-            if isinstance(answer, BaseException):
-                raise answer
-            if isinstance(answer, type) and issubclass(answer, BaseException):
-                raise answer()
-            usage.completion_tokens += estimate_tokens(raw_text(answer))
-            return RawReply(content=answer, finish_reason="stop")
+class FakeJudge(LLMJudge):
+    """A judge that answers from a script per step name; every answer is validated for real.
 
-        try:
-            output = await ask_validated(step, inputs, ask)
-        except JudgeError as exc:
-            exc.usage = usage
-            raise
-        return Answer(output=output, usage=usage)
+    No cache, no concurrency limit and no timeout unless given; `retry` (with an injected clock
+    and sleep) drives scripted `BackendFailure`s through the core's real retry loop.
+    """
+
+    def __init__(
+        self,
+        script: Mapping[str, FakeScript],
+        *,
+        name: str = "fake",
+        retry: RetryPolicy | None = None,
+        concurrency: int | None = None,
+        timeout: float | None = None,
+        registry: EndpointRegistry | None = None,
+    ) -> None:
+        self._fake = _FakeBackend(script, name)
+        super().__init__(
+            self._fake,
+            name=name,
+            concurrency=concurrency,
+            timeout=timeout,
+            retry=retry,
+            registry=registry if registry is not None else EndpointRegistry(),
+        )
+
+    @property
+    def calls(self) -> list[FakeCall]:
+        """Every request received, in order (re-asks included)."""
+        return self._fake.calls
+
+    def describe(self) -> dict[str, Any]:
+        """Judge kind and the scripted step names."""
+        return {"kind": "fake", "name": self.name, "steps": sorted(self._fake.sources)}
+
+    def calls_for(self, step: str) -> list[FakeCall]:
+        """The recorded calls of one step, in order."""
+        return [call for call in self.calls if call.step == step]
+
+    def remaining(self, step: str) -> int | None:
+        """How many queued answers `step` has left (None for a function script)."""
+        source = self._fake.sources.get(step)
+        if source is None or source.queue is None:
+            return None
+        return len(source.queue)

@@ -1,9 +1,9 @@
 """The `openai` judge: any OpenAI-compatible chat-completions server, with structured output.
 
-Built on the official SDK's async client with the SDK's own retries off; this module adds the
-json_schema -> json_object -> prompt-only fallback, the adaptation of sampling parameters a model
-refuses (reasoning models), bounded retries, the per-endpoint concurrency limit, the answer cache
-and usage accounting. API keys are only ever handed to the SDK client.
+`OpenAIChatBackend` does one `POST /chat/completions` over httpx and classifies what came back
+(retryable, format rejected, parameter rejected, fatal), saying in every message what the server
+sent or what failed. `OpenAIJudge` is that backend under the shared `LLMJudge` core, which owns
+the cache, limit, timeout, retries, re-ask and usage. API keys only ever go into the header.
 """
 
 from __future__ import annotations
@@ -12,79 +12,30 @@ import asyncio
 import json
 import os
 import re
-import sqlite3
-import time
-import warnings
 import weakref
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from dataclasses import replace
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import openai
-from pydantic import BaseModel
+import httpx
 
-from convoeval.judges._answers import (
-    AnswerProblem,
-    RawReply,
-    Reask,
-    accept,
-    ask_validated,
-    estimate_tokens,
-    schema_text,
-)
-from convoeval.judges.base import Answer, JudgeError, Step, Usage
-from convoeval.judges.cache import JudgeCache, cache_key
-from convoeval.judges.retry import (
-    Deadline,
-    RetryPolicy,
-    endpoint_limit,
-    limiter_for,
-    parse_retry_after,
-    set_endpoint_limit,
-)
-
-OutT = TypeVar("OutT", bound=BaseModel)
+from convoeval.judges.backend import BackendFailure, BackendReply, BackendRequest, Failure
+from convoeval.judges.cache import JudgeCache
+from convoeval.judges.core import LLMJudge
+from convoeval.judges.endpoints import EndpointRegistry
+from convoeval.judges.retry import DEFAULT_CONCURRENCY, RetryPolicy, parse_retry_after
 
 OPENAI_URL = "https://api.openai.com/v1"
 #: The key sent to local servers that need none (never a real credential).
 PLACEHOLDER_KEY = "not-needed"
-_MODES = ("json_schema", "json_object", "prompt")
-#: Structured-output mode that works, remembered per (endpoint, model) after a rejection.
-_mode_memory: dict[tuple[str, str], int] = {}
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object")
-
-
-class _FormatRejected(Exception):
-    """The server refused the requested response_format (a 400 that names it)."""
-
-
 #: Sampling parameters some models refuse (OpenAI's reasoning models), and how to adapt:
 #: `max_tokens` becomes `max_completion_tokens`; `temperature` and `seed` are left out.
 _PARAM_FIXES = ("max_tokens", "temperature", "seed")
-#: Adaptations learned per (endpoint, model) from a 400 that named the parameter.
-_param_memory: dict[tuple[str, str], set[str]] = {}
-
-
-class _ParamRejected(Exception):
-    """The server refused a sampling parameter this judge can adapt (a 400 naming it)."""
-
-    def __init__(self, param: str, message: str) -> None:
-        self.param = param
-        super().__init__(message)
-
-
-def _rejected_param(exc: openai.APIStatusError, sent: Mapping[str, Any]) -> str | None:
-    """The adaptable parameter a 400 refuses, if it names one that was sent."""
-    body = exc.body if isinstance(exc.body, Mapping) else {}
-    error = body.get("error", body)
-    named = error.get("param") if isinstance(error, Mapping) else None
-    text = _error_text(exc).lower()
-    if "unsupported" not in text and "not supported" not in text:
-        return None
-    for param in _PARAM_FIXES:
-        if param in sent and (named == param or f"'{param}'" in text):
-            return param
-    return None
+#: HTTP statuses worth retrying (as the OpenAI SDK does): timeout, conflict, rate limit, 5xx.
+_RETRY_STATUS = frozenset({408, 409, 429})
+_SHOWN_BYTES = 200
 
 
 def redact_url(url: str) -> str:
@@ -117,17 +68,237 @@ def _strict_compatible(schema: Any) -> bool:
     return True
 
 
-def _error_text(exc: openai.APIStatusError) -> str:
-    body = exc.body
+def _first_bytes(data: bytes) -> str:
+    text = data[:_SHOWN_BYTES].decode("utf-8", errors="replace")
+    more = f"... ({len(data)} bytes)" if len(data) > _SHOWN_BYTES else ""
+    return f"{text!r}{more}" if text else "(empty body)"
+
+
+def _error_message(response: httpx.Response) -> str:
+    """The server's error message (OpenAI-style `{"error": {"message": ...}}`) or first bytes."""
     try:
-        body_text = json.dumps(body, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        body_text = str(body)
-    return f"{exc.message} {body_text}"
+        body = response.json()
+    except ValueError:
+        return _first_bytes(response.content)
+    error = body.get("error", body) if isinstance(body, Mapping) else body
+    message = error.get("message") if isinstance(error, Mapping) else None
+    return str(message) if message else _first_bytes(response.content)
 
 
-class OpenAIJudge:
-    """A judge backed by an OpenAI-compatible server (OpenAI, vLLM, Ollama, llama.cpp, gateways)."""
+def _retry_after(headers: httpx.Headers) -> float | None:
+    seconds = parse_retry_after(headers.get("retry-after"))
+    if seconds is None and headers.get("retry-after-ms"):
+        ms = parse_retry_after(headers.get("retry-after-ms"))
+        seconds = None if ms is None else ms / 1000
+    return seconds
+
+
+def _rejected_param(response: httpx.Response, sent: Mapping[str, Any]) -> str | None:
+    """The adaptable parameter a 400 refuses, if it names one that was sent."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = {}
+    error = body.get("error", body) if isinstance(body, Mapping) else {}
+    named = error.get("param") if isinstance(error, Mapping) else None
+    text = response.text.lower()
+    if "unsupported" not in text and "not supported" not in text:
+        return None
+    for param in _PARAM_FIXES:
+        if param in sent and (named == param or f"'{param}'" in text):
+            return param
+    return None
+
+
+class OpenAIChatBackend:
+    """One round trip to `{base_url}/chat/completions`, on one httpx client per event loop."""
+
+    kind = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str,
+        api_key: str,
+        seed: int | None,
+        temperature: float,
+        max_tokens: int | None,
+        strict: bool | None,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url
+        self.endpoint = redact_url(base_url)
+        self._api_key = api_key
+        self.seed = seed
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.strict = strict
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def sampling(self) -> dict[str, Any]:
+        """Temperature, seed and token limit: they shape answers, so they key the cache."""
+        return {"temperature": self.temperature, "seed": self.seed, "max_tokens": self.max_tokens}
+
+    def secrets(self) -> tuple[str, ...]:
+        """The API key (masked in every error text)."""
+        return () if self._api_key == PLACEHOLDER_KEY else (self._api_key,)
+
+    def _client(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            # No httpx timeouts and no pool limit: the core's limiter and per-request timeout
+            # bound every request, counted from when it is sent.
+            client = httpx.AsyncClient(
+                timeout=None,
+                limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+                headers={"Authorization": f"Bearer {self._api_key}"},
+            )
+            self._clients[loop] = client
+        return client
+
+    async def aclose(self) -> None:
+        """Close this event loop's HTTP client (clients of closed loops are dropped)."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()
+
+    def body(self, request: BackendRequest) -> dict[str, Any]:
+        """The JSON body of a chat-completions request (adapted parameters left out or renamed)."""
+        args: dict[str, Any] = {"model": self.model, "messages": request.messages()}
+        if "temperature" not in request.adapted:
+            args["temperature"] = self.temperature
+        if self.seed is not None and "seed" not in request.adapted:
+            args["seed"] = self.seed
+        if self.max_tokens is not None:
+            adapted = "max_tokens" in request.adapted
+            args["max_completion_tokens" if adapted else "max_tokens"] = self.max_tokens
+        if request.mode == "json_schema":
+            schema = request.step.schema()
+            strict = _strict_compatible(schema) if self.strict is None else self.strict
+            args["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": _schema_name(request.step.name),
+                    "schema": schema,
+                    "strict": strict,
+                },
+            }
+        elif request.mode == "json_object":
+            args["response_format"] = {"type": "json_object"}
+        return args
+
+    async def send(self, request: BackendRequest) -> BackendReply:
+        """POST the request; classify any failure with what came back or what failed."""
+        body = self.body(request)
+        url = f"{self.base_url}/chat/completions"
+        try:
+            response = await self._client().post(url, json=body)
+        except httpx.TransportError as exc:
+            detail = str(exc) or _TRANSPORT_DETAIL.get(type(exc).__name__, "no detail given")
+            raise BackendFailure(
+                Failure.RETRYABLE,
+                f"connection failed ({type(exc).__name__} on POST {redact_url(url)}): {detail}",
+            ) from None
+        except httpx.HTTPError as exc:
+            raise BackendFailure(
+                Failure.FATAL, f"unusable server response: {type(exc).__name__}: {exc}"
+            ) from None
+        if response.status_code != 200:
+            raise self._status_failure(response, body, request.mode)
+        return self._reply(response)
+
+    def _status_failure(
+        self, response: httpx.Response, sent: Mapping[str, Any], mode: str
+    ) -> BackendFailure:
+        status, message = response.status_code, _error_message(response)
+        if status == 429:
+            return BackendFailure(
+                Failure.RETRYABLE,
+                f"HTTP 429 rate limited: {message}",
+                retry_after=_retry_after(response.headers),
+            )
+        if status >= 500 or status in _RETRY_STATUS:
+            return BackendFailure(
+                Failure.RETRYABLE,
+                f"HTTP {status} server error: {message}",
+                retry_after=_retry_after(response.headers),
+            )
+        if status == 400:
+            param = _rejected_param(response, sent)
+            if param is not None:
+                return BackendFailure(
+                    Failure.PARAM_REJECTED,
+                    f"the server refused the request: HTTP 400: {message}",
+                    param=param,
+                )
+            if mode != "prompt" and any(w in response.text for w in _FORMAT_WORDS):
+                return BackendFailure(
+                    Failure.FORMAT_REJECTED,
+                    f"the server rejected the request: HTTP 400: {message}",
+                )
+        return BackendFailure(
+            Failure.FATAL, f"the server refused the request: HTTP {status}: {message}"
+        )
+
+    def _reply(self, response: httpx.Response) -> BackendReply:
+        kind = response.headers.get("content-type", "no content type")
+        try:
+            payload = response.json()
+        except ValueError:
+            payload = None
+        if not isinstance(payload, Mapping):
+            raise BackendFailure(
+                Failure.FATAL,
+                f"unusable server response: HTTP 200 with a body that is not a JSON object "
+                f"(content type {kind}); first bytes: {_first_bytes(response.content)}",
+            )
+        choices = payload.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices else None
+        message = first.get("message") if isinstance(first, Mapping) else None
+        if not isinstance(message, Mapping):
+            raise BackendFailure(
+                Failure.FATAL,
+                f"the server answered HTTP 200 with no choices (content type {kind}); "
+                f"first bytes: {_first_bytes(response.content)}",
+            )
+        content = message.get("content")
+        if content is None:
+            content = message.get("refusal") or ""
+        usage = payload.get("usage")
+        usage = usage if isinstance(usage, Mapping) else {}
+        return BackendReply(
+            content=content if isinstance(content, str) else json.dumps(content),
+            finish_reason=first.get("finish_reason") if isinstance(first, Mapping) else None,
+            prompt_tokens=_int(usage.get("prompt_tokens")),
+            completion_tokens=_int(usage.get("completion_tokens")),
+        )
+
+
+#: What an httpx transport error with an empty message means.
+_TRANSPORT_DETAIL = {
+    "RemoteProtocolError": "the server closed the connection before the whole answer arrived",
+    "ReadError": "the connection was reset while reading the answer",
+    "WriteError": "the connection was reset while sending the request",
+    "ConnectError": "could not connect (nothing listening, or the host is unreachable)",
+}
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+class OpenAIJudge(LLMJudge):
+    """A judge backed by an OpenAI-compatible server (OpenAI, vLLM, Ollama, llama.cpp, gateways).
+
+    `concurrency` (default 16) limits this judge instance's requests in flight, shared by every
+    metric and sample using it; other judges on the same endpoint keep their own limits.
+    `timeout` is per request, from when it is sent; `retry_budget` (seconds, default 120) bounds
+    the retries of one step and replaces `retry.max_total_s` when given.
+    """
 
     def __init__(
         self,
@@ -143,285 +314,58 @@ class OpenAIJudge:
         max_tokens: int | None = None,
         retry: RetryPolicy | None = None,
         strict: bool | None = None,
+        retry_budget: float | None = None,
+        registry: EndpointRegistry | None = None,
     ) -> None:
         if not model or not model.strip():
             raise ValueError("OpenAIJudge needs a model name")
         if timeout <= 0:
             raise ValueError("timeout must be positive")
-        self.model = model
-        self.name = f"openai/{model}"
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
-        self.endpoint = redact_url(self.base_url)
+        url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
-            if urlsplit(self.base_url).hostname == "api.openai.com":
+            if urlsplit(url).hostname == "api.openai.com":
                 raise ValueError(
                     "no API key for api.openai.com: set OPENAI_API_KEY or pass api_key "
                     "(or point OPENAI_BASE_URL at a local server)"
                 )
             key = PLACEHOLDER_KEY
-        self._api_key = key
-        if concurrency is not None:
-            set_endpoint_limit(self.endpoint, concurrency)
-        if cache is True:
-            self.cache: JudgeCache | None = JudgeCache()
-        elif cache is False:
-            self.cache = None
-        else:
-            self.cache = cache
-        self.timeout = timeout
+        policy = retry or RetryPolicy()
+        if retry_budget is not None:
+            if retry_budget <= 0:
+                raise ValueError("retry_budget must be positive")
+            policy = replace(policy, max_total_s=retry_budget)
+        self._backend = OpenAIChatBackend(
+            model,
+            base_url=url,
+            api_key=key,
+            seed=seed,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            strict=strict,
+        )
+        super().__init__(
+            self._backend,
+            name=f"openai/{model}",
+            cache=_cache(cache),
+            concurrency=DEFAULT_CONCURRENCY if concurrency is None else concurrency,
+            timeout=timeout,
+            retry=policy,
+            registry=registry,
+        )
+        self.model = model
+        self.base_url = url
+        self.endpoint = self._backend.endpoint
         self.seed = seed
         self.temperature = temperature
         self.max_tokens = max_tokens
-        self.retry = retry or RetryPolicy()
         self.strict = strict
-        #: Everything this judge spent so far, failed steps included.
-        self.total = Usage()
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = (
-            weakref.WeakKeyDictionary()
-        )
 
     def __repr__(self) -> str:
         return f"OpenAIJudge(model={self.model!r}, endpoint={self.endpoint!r})"
 
-    def describe(self) -> dict[str, Any]:
-        """Judge kind, model, endpoint and sampling settings (never the key)."""
-        return {
-            "kind": "openai",
-            "name": self.name,
-            "model": self.model,
-            "endpoint": self.endpoint,
-            "temperature": self.temperature,
-            "seed": self.seed,
-            "max_tokens": self.max_tokens,
-            "concurrency": endpoint_limit(self.endpoint),
-            "cache": self.cache is not None,
-        }
 
-    def _client(self) -> openai.AsyncOpenAI:
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            client = openai.AsyncOpenAI(
-                api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout
-            )
-            self._clients[loop] = client
-        return client
-
-    async def aclose(self) -> None:
-        """Close this event loop's HTTP client (optional; clients of closed loops are dropped)."""
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.close()
-
-    def _sampling(self) -> dict[str, Any]:
-        return {"temperature": self.temperature, "seed": self.seed, "max_tokens": self.max_tokens}
-
-    def _key(self, step: Step[Any], user: str) -> str:
-        return cache_key(
-            endpoint=self.endpoint,
-            model=self.model,
-            step=step.name,
-            version=step.version,
-            system=step.instructions,
-            user=user,
-            schema=step.schema(),
-            sampling=self._sampling(),
-        )
-
-    async def run(self, step: Step[OutT], inputs: Mapping[str, Any]) -> Answer[OutT]:
-        """Answer `step` for `inputs`: cache, then request(s) with retries, fallback and re-ask."""
-        user = step.render(inputs)
-        key = self._key(step, user) if self.cache is not None else ""
-        stored = await self._cache_get(key)
-        if stored is not None:
-            try:
-                cached = accept(step, inputs, RawReply(content=stored))
-            except AnswerProblem:
-                cached = None  # stale entry (schema or check changed): ask again
-            if cached is not None:
-                hit = Usage(cached=1)
-                self.total.add(hit)
-                return Answer(output=cached, usage=hit)
-        usage = Usage()
-        try:
-            output = await ask_validated(
-                step, inputs, lambda reask: self._ask(step, user, reask, usage)
-            )
-        except JudgeError as exc:
-            exc.usage = usage
-            raise
-        finally:
-            self.total.add(usage)
-        await self._cache_put(key, step, output)
-        return Answer(output=output, usage=usage)
-
-    def _cache_broken(self, exc: Exception) -> None:
-        if self.cache is None:
-            return  # another task already reported it
-        cache, self.cache = self.cache, None
-        warnings.warn(
-            f"judge cache {cache} is unusable ({type(exc).__name__}: {exc}); continuing without it",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-
-    async def _cache_get(self, key: str) -> str | None:
-        if self.cache is None:
-            return None
-        try:
-            return await self.cache.aget(key)
-        except (sqlite3.Error, OSError) as exc:
-            self._cache_broken(exc)
-            return None
-
-    async def _cache_put(self, key: str, step: Step[Any], output: BaseModel) -> None:
-        if self.cache is None:
-            return
-        try:
-            await self.cache.aput(key, output.model_dump_json(), step=step.name, model=self.model)
-        except (sqlite3.Error, OSError) as exc:
-            self._cache_broken(exc)
-
-    async def _ask(self, step: Step[Any], user: str, reask: Reask | None, usage: Usage) -> RawReply:
-        memory_key = (self.endpoint, self.model)
-        mode = _mode_memory.get(memory_key, 0)
-        while True:
-            messages = self._messages(step, user, reask, _MODES[mode])
-            try:
-                return await self._send(step, messages, _MODES[mode], usage)
-            except _ParamRejected as exc:
-                # Once adapted, the parameter is no longer sent: each one is adapted at most once.
-                _param_memory.setdefault(memory_key, set()).add(exc.param)
-            except _FormatRejected as exc:
-                if mode + 1 >= len(_MODES):
-                    raise JudgeError(step.name, f"the server rejected the request: {exc}") from exc
-                mode += 1
-                _mode_memory[memory_key] = max(_mode_memory.get(memory_key, 0), mode)
-
-    def _messages(
-        self, step: Step[Any], user: str, reask: Reask | None, mode: str
-    ) -> list[dict[str, str]]:
-        system = step.instructions
-        if mode != "json_schema":
-            system = f"{system}\n\n{schema_text(step)}" if system else schema_text(step)
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        if reask is not None:
-            messages.append({"role": "assistant", "content": reask.previous})
-            messages.append({"role": "user", "content": reask.message})
-        return messages
-
-    def _request_args(self, step: Step[Any], mode: str) -> dict[str, Any]:
-        fixes = _param_memory.get((self.endpoint, self.model), set())
-        args: dict[str, Any] = {"model": self.model}
-        if "temperature" not in fixes:
-            args["temperature"] = self.temperature
-        if self.seed is not None and "seed" not in fixes:
-            args["seed"] = self.seed
-        if self.max_tokens is not None:
-            limit = "max_completion_tokens" if "max_tokens" in fixes else "max_tokens"
-            args[limit] = self.max_tokens
-        if mode == "json_schema":
-            schema = step.schema()
-            strict = _strict_compatible(schema) if self.strict is None else self.strict
-            args["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": _schema_name(step.name),
-                    "schema": schema,
-                    "strict": strict,
-                },
-            }
-        elif mode == "json_object":
-            args["response_format"] = {"type": "json_object"}
-        return args
-
-    async def _send(
-        self, step: Step[Any], messages: list[dict[str, str]], mode: str, usage: Usage
-    ) -> RawReply:
-        args = self._request_args(step, mode)
-        deadline = Deadline(self.retry.max_total_s)
-        limiter = limiter_for(self.endpoint)
-        client = self._client()
-        retries = 0
-        while True:
-            failure: str
-            retry_after: float | None = None
-            async with limiter.slot():
-                usage.requests += 1
-                started = time.perf_counter()
-                try:
-                    response = await client.chat.completions.create(
-                        messages=cast(Any, messages),
-                        timeout=max(0.001, min(self.timeout, deadline.remaining())),
-                        **args,
-                    )
-                except openai.RateLimitError as exc:
-                    failure = f"HTTP 429 rate limited: {exc.message}"
-                    headers = exc.response.headers
-                    retry_after = parse_retry_after(headers.get("retry-after"))
-                    if retry_after is None and headers.get("retry-after-ms"):
-                        ms = parse_retry_after(headers.get("retry-after-ms"))
-                        retry_after = None if ms is None else ms / 1000
-                except openai.InternalServerError as exc:
-                    failure = f"HTTP {exc.status_code} server error: {exc.message}"
-                except openai.APITimeoutError:
-                    failure = "the request timed out"
-                except openai.APIConnectionError as exc:
-                    failure = f"connection failed: {exc.__cause__ or exc}"
-                except openai.APIStatusError as exc:
-                    text = _error_text(exc)
-                    param = _rejected_param(exc, args) if exc.status_code == 400 else None
-                    if param is not None:
-                        raise _ParamRejected(param, f"HTTP 400: {exc.message}") from exc
-                    if (
-                        exc.status_code == 400
-                        and mode != "prompt"
-                        and any(w in text for w in _FORMAT_WORDS)
-                    ):
-                        raise _FormatRejected(f"HTTP 400: {exc.message}") from exc
-                    raise JudgeError(
-                        step.name,
-                        f"the server refused the request: HTTP {exc.status_code}: {exc.message}",
-                    ) from exc
-                except (openai.APIError, ValueError) as exc:
-                    raise JudgeError(
-                        step.name, f"unusable server response: {type(exc).__name__}: {exc}"
-                    ) from exc
-                else:
-                    return self._reply(step, messages, response, usage)
-                finally:
-                    usage.latency_s += time.perf_counter() - started
-            retries += 1
-            if retries > self.retry.max_retries:
-                raise JudgeError(
-                    step.name, f"gave up after {retries} attempts; last error: {failure}"
-                )
-            delay = self.retry.backoff(retries, retry_after)
-            if delay >= deadline.remaining():
-                raise JudgeError(
-                    step.name,
-                    f"gave up after {retries} attempts: the retry time budget "
-                    f"({self.retry.max_total_s:g} s) is spent; last error: {failure}",
-                )
-            await asyncio.sleep(delay)
-
-    def _reply(
-        self, step: Step[Any], messages: list[dict[str, str]], response: Any, usage: Usage
-    ) -> RawReply:
-        choices = getattr(response, "choices", None)
-        if not choices:
-            raise JudgeError(step.name, "the server answered with no choices")
-        choice = choices[0]
-        message = choice.message
-        content = message.content
-        if content is None:
-            content = getattr(message, "refusal", None) or ""
-        reported = getattr(response, "usage", None)
-        if reported is not None and (reported.prompt_tokens or reported.completion_tokens):
-            usage.prompt_tokens += int(reported.prompt_tokens or 0)
-            usage.completion_tokens += int(reported.completion_tokens or 0)
-        else:
-            usage.prompt_tokens += estimate_tokens("".join(m["content"] for m in messages))
-            usage.completion_tokens += estimate_tokens(content)
-        return RawReply(content=content, finish_reason=choice.finish_reason)
+def _cache(cache: bool | JudgeCache) -> JudgeCache | None:
+    if isinstance(cache, JudgeCache):
+        return cache
+    return JudgeCache() if cache else None

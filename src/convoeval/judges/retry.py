@@ -1,7 +1,7 @@
-"""Retry policy (bounded exponential backoff with jitter, Retry-After) and per-endpoint limits.
+"""Retry policy (backoff with jitter, Retry-After, a total time budget) and the concurrency limiter.
 
-Retries and concurrency limits live here, once, so every metric and every judge instance that
-points at the same endpoint shares one limit and one behaviour under faults.
+The LLM-judge core uses these once for every backend. Time is read through the policy's `clock`
+and waited through its `sleep`, so tests drive retries with a fake clock instead of real waits.
 """
 
 from __future__ import annotations
@@ -10,25 +10,36 @@ import asyncio
 import random
 import time
 import weakref
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 DEFAULT_CONCURRENCY = 16
+#: The default total retry time of one step, in seconds (`retry_budget`, `--retry-budget`).
+DEFAULT_RETRY_BUDGET = 120.0
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How transient faults are retried: count and total-time bounds, backoff and its caps."""
+    """How transient faults (429, 5xx, timeouts, connection errors) are retried.
 
-    max_retries: int = 4
-    max_total_s: float = 120.0
+    Retries go on while the step's budget (`max_total_s`) lasts; `max_retries` is only a safety cap
+    on the count. The budget counts time spent on requests and waiting between them, from the
+    first request sent: time spent queueing for a concurrency slot never counts.
+    """
+
+    max_retries: int = 20
+    max_total_s: float = DEFAULT_RETRY_BUDGET
     base_delay_s: float = 0.5
     max_delay_s: float = 30.0
     max_retry_after_s: float = 60.0
     jitter: float = 0.25
+    clock: Callable[[], float] = field(default=time.monotonic, compare=False, repr=False)
+    sleep: Callable[[float], Awaitable[None]] = field(
+        default=asyncio.sleep, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         if self.max_retries < 0:
@@ -68,31 +79,35 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     return max(0.0, when.timestamp() - current)
 
 
-class Deadline:
-    """The total-time budget of one step's retries."""
+class RetryBudget:
+    """The retry time of one step: only what it spends sending and waiting to retry counts."""
 
     def __init__(self, seconds: float) -> None:
-        self._end = time.monotonic() + seconds
+        self.seconds = seconds
+        self.spent = 0.0
+
+    def spend(self, seconds: float) -> None:
+        """Count `seconds` of sending or backing off."""
+        self.spent += max(0.0, seconds)
 
     def remaining(self) -> float:
         """Seconds left (never negative)."""
-        return max(0.0, self._end - time.monotonic())
+        return max(0.0, self.seconds - self.spent)
 
 
-class EndpointLimiter:
-    """A resizable counting limit for one endpoint on one event loop; records the peak in use."""
+class _LoopLimit:
+    """A counting limit on one event loop; records the peak in use."""
 
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
+    def __init__(self, owner: Limiter) -> None:
+        self._owner = owner
         self.active = 0
         self.peak = 0
         self._changed = asyncio.Condition()
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
-        """Hold one slot of the endpoint's limit for the duration of a request."""
         async with self._changed:
-            await self._changed.wait_for(lambda: self.active < self.limit)
+            await self._changed.wait_for(lambda: self.active < self._owner.limit)
             self.active += 1
             self.peak = max(self.peak, self.active)
         try:
@@ -103,37 +118,33 @@ class EndpointLimiter:
                 self._changed.notify_all()
 
 
-_limits: dict[str, int] = {}
-_limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, EndpointLimiter]] = (
-    weakref.WeakKeyDictionary()
-)
+class Limiter:
+    """At most `limit` requests in flight, on each event loop the owner is used from.
 
+    asyncio primitives never cross event loops, so each loop gets its own count.
+    """
 
-def set_endpoint_limit(endpoint: str, limit: int) -> None:
-    """Set the concurrency limit of `endpoint` for every judge and every event loop."""
-    if limit < 1:
-        raise ValueError("concurrency must be >= 1")
-    _limits[endpoint] = limit
-    for per_loop in list(_limiters.values()):
-        limiter = per_loop.get(endpoint)
-        if limiter is not None:
-            limiter.limit = limit
+    def __init__(self, limit: int) -> None:
+        if limit < 1:
+            raise ValueError("concurrency must be >= 1")
+        self.limit = limit
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopLimit] = (
+            weakref.WeakKeyDictionary()
+        )
 
+    def _here(self) -> _LoopLimit:
+        loop = asyncio.get_running_loop()
+        limit = self._loops.get(loop)
+        if limit is None:
+            limit = self._loops[loop] = _LoopLimit(self)
+        return limit
 
-def endpoint_limit(endpoint: str) -> int:
-    """The concurrency limit in force for `endpoint` (16 unless set)."""
-    return _limits.get(endpoint, DEFAULT_CONCURRENCY)
+    def slot(self) -> AbstractAsyncContextManager[None]:
+        """Hold one slot for the duration of a request (wait for one if all are taken)."""
+        return self._here().slot()
 
-
-def limiter_for(endpoint: str) -> EndpointLimiter:
-    """The running loop's limiter for `endpoint` (asyncio primitives never cross event loops)."""
-    loop = asyncio.get_running_loop()
-    per_loop = _limiters.get(loop)
-    if per_loop is None:
-        per_loop = {}
-        _limiters[loop] = per_loop
-    limiter = per_loop.get(endpoint)
-    if limiter is None:
-        limiter = EndpointLimiter(endpoint_limit(endpoint))
-        per_loop[endpoint] = limiter
-    return limiter
+    @property
+    def peak(self) -> int:
+        """The most slots held at once on the running loop (0 if never used there)."""
+        limit = self._loops.get(asyncio.get_running_loop())
+        return 0 if limit is None else limit.peak

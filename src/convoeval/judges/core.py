@@ -1,0 +1,278 @@
+"""`LLMJudge`: the one core every model-backed judge runs through (as inspect_ai's `Model` wraps
+a `ModelAPI`). A `Backend` does one round trip; the core owns the answer cache, the concurrency
+limit, the per-request timeout, retries within a time budget, output-mode fallback and parameter
+adaptation, the one re-ask, usage accounting and the masking of credentials in errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+import warnings
+from contextlib import AbstractAsyncContextManager
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from convoeval.judges._answers import (
+    AnswerProblem,
+    RawReply,
+    Reask,
+    accept,
+    ask_validated,
+    estimate_tokens,
+    raw_text,
+)
+from convoeval.judges.backend import Backend, BackendFailure, BackendReply, BackendRequest, Failure
+from convoeval.judges.base import Answer, JudgeError, Usage
+from convoeval.judges.cache import JudgeCache, cache_key
+from convoeval.judges.endpoints import ENDPOINTS, MODES, EndpointRegistry
+from convoeval.judges.retry import Limiter, RetryBudget, RetryPolicy
+from convoeval.judges.step import Step
+
+OutT = TypeVar("OutT", bound=BaseModel)
+
+
+class _Tally:
+    """Adds every cost, as it happens, to the step's usage, the judge's total and the caller's."""
+
+    def __init__(self, *targets: Usage | None) -> None:
+        self.step = Usage()
+        self._targets = [self.step, *(t for t in targets if t is not None)]
+
+    def add(self, delta: Usage) -> None:
+        for target in self._targets:
+            target.add(delta)
+
+
+class LLMJudge:
+    """A judge made of a backend and this core.
+
+    Concurrency: the limit belongs to the judge instance. Every metric, sample and step that uses
+    one judge shares its `concurrency` slots; another judge, even on the same endpoint, has its
+    own limit and never changes this one. Share one judge instance to share one limit.
+
+    Time: `timeout` bounds each request from when it is sent (after it got its slot) to its last
+    byte; a request past it is cancelled and its connection closed. Retryable failures (429, 5xx,
+    timeouts, connection errors) are retried while the step's retry budget
+    (`retry.max_total_s`) lasts, honouring Retry-After; queueing for a slot never spends it.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        name: str,
+        cache: JudgeCache | None = None,
+        concurrency: int | None = None,
+        timeout: float | None = None,
+        retry: RetryPolicy | None = None,
+        registry: EndpointRegistry | None = None,
+    ) -> None:
+        if timeout is not None and timeout <= 0:
+            raise ValueError("timeout must be positive")
+        self.backend = backend
+        self.name = name
+        self.cache = cache
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy()
+        self.registry = registry if registry is not None else ENDPOINTS
+        self._limiter = None if concurrency is None else Limiter(concurrency)
+        #: Everything this judge spent so far, failed and cancelled steps included.
+        self.total = Usage()
+
+    @property
+    def concurrency(self) -> int | None:
+        """This judge's limit on requests in flight (None: unlimited)."""
+        return None if self._limiter is None else self._limiter.limit
+
+    def describe(self) -> dict[str, Any]:
+        """Judge kind, name, model, endpoint, sampling and limits (never a key)."""
+        return {
+            "kind": self.backend.kind,
+            "name": self.name,
+            "model": self.backend.model,
+            "endpoint": self.backend.endpoint,
+            **self.backend.sampling(),
+            "concurrency": self.concurrency,
+            "cache": self.cache is not None,
+            "timeout": self.timeout,
+            "retry_budget": self.retry.max_total_s,
+        }
+
+    async def aclose(self) -> None:
+        """Close the backend's connections on this event loop (optional)."""
+        await self.backend.aclose()
+
+    async def run(
+        self, step: Step[OutT], inputs: Any, *, usage: Usage | None = None
+    ) -> Answer[OutT]:
+        """Answer `step` for `inputs`: the cache, else request(s) with retries and one re-ask.
+
+        `usage`, when given, receives each request's cost as it is sent (so a caller whose task
+        fails or is cancelled still counts it); `Answer.usage` is what this step cost.
+        """
+        tally = _Tally(self.total, usage)
+        user = step.render(inputs)
+        key = self._cache_key(step, user) if self.cache is not None else ""
+        cached = await self._cached(key, step, inputs)
+        if cached is not None:
+            tally.add(Usage(cached=1))
+            return Answer(output=cached, usage=tally.step)
+        try:
+            output = await ask_validated(
+                step, inputs, lambda reask: self._ask(step, inputs, user, reask, tally)
+            )
+        except JudgeError as exc:
+            exc.usage = tally.step
+            exc.mask(self.backend.secrets())
+            raise
+        await self._cache_put(key, step, output)
+        return Answer(output=output, usage=tally.step)
+
+    def _cache_key(self, step: Step[Any], user: str) -> str:
+        return cache_key(
+            endpoint=self.backend.endpoint,
+            model=self.backend.model,
+            step=step.name,
+            version=step.version,
+            system=step.instructions,
+            user=user,
+            schema=step.schema(),
+            sampling=self.backend.sampling(),
+        )
+
+    def _cache_broken(self, exc: Exception) -> None:
+        if self.cache is None:
+            return  # another task already reported it
+        cache, self.cache = self.cache, None
+        warnings.warn(
+            f"judge cache {cache} is unusable ({type(exc).__name__}: {exc}); continuing without it",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+
+    async def _cached(self, key: str, step: Step[OutT], inputs: Any) -> OutT | None:
+        if self.cache is None:
+            return None
+        try:
+            stored = await self.cache.aget(key)
+        except (sqlite3.Error, OSError) as exc:
+            self._cache_broken(exc)
+            return None
+        if stored is None:
+            return None
+        try:
+            return accept(step, inputs, RawReply(content=stored))
+        except AnswerProblem:
+            return None  # stale entry (schema or check changed): ask again
+
+    async def _cache_put(self, key: str, step: Step[Any], output: BaseModel) -> None:
+        if self.cache is None:
+            return
+        try:
+            await self.cache.aput(
+                key, output.model_dump_json(), step=step.name, model=self.backend.model
+            )
+        except (sqlite3.Error, OSError) as exc:
+            self._cache_broken(exc)
+
+    async def _ask(
+        self, step: Step[Any], inputs: Any, user: str, reask: Reask | None, tally: _Tally
+    ) -> RawReply:
+        """One answer: fall back through output modes and adapt refused parameters on the way."""
+        learned = self.registry.learned(self.backend.endpoint, self.backend.model)
+        mode = learned.mode
+        while True:
+            request = BackendRequest(
+                step, inputs, user, reask, MODES[mode], frozenset(learned.adapted)
+            )
+            try:
+                reply = await self._send(request, tally)
+            except BackendFailure as failure:
+                param = failure.param if failure.kind is Failure.PARAM_REJECTED else None
+                if param and param not in request.adapted:
+                    learned.adapted.add(param)  # adapted once, never sent again
+                    continue
+                if failure.kind is Failure.FORMAT_REJECTED and mode + 1 < len(MODES):
+                    mode += 1
+                    learned.fall_back(mode)
+                    continue
+                raise JudgeError(step.name, failure.message) from None
+            return RawReply(content=reply.content, finish_reason=reply.finish_reason)
+
+    async def _send(self, request: BackendRequest, tally: _Tally) -> BackendReply:
+        """Send with retries: a slot per attempt, the timeout from sending, the budget spent only
+        sending and backing off. Raises a non-retryable `BackendFailure` or `JudgeError`."""
+        policy = self.retry
+        budget = RetryBudget(policy.max_total_s)
+        attempts = 0
+        while True:
+            async with self._slot():
+                attempts += 1
+                tally.add(Usage(requests=1))
+                started = policy.clock()
+                try:
+                    reply = await self._attempt(request)
+                except BackendFailure as exc:
+                    failure = exc
+                else:
+                    self._count_tokens(request, reply, tally)
+                    return reply
+                finally:
+                    elapsed = policy.clock() - started
+                    tally.add(Usage(latency_s=elapsed))
+                    budget.spend(elapsed)
+            if failure.kind is not Failure.RETRYABLE:
+                raise failure
+            if attempts > policy.max_retries:
+                raise JudgeError(
+                    request.step.name,
+                    f"gave up after {_attempts(attempts)}; last error: {failure.message}",
+                )
+            delay = policy.backoff(attempts, failure.retry_after)
+            if delay >= budget.remaining():
+                raise JudgeError(
+                    request.step.name,
+                    f"gave up after {_attempts(attempts)}: the retry time budget "
+                    f"({policy.max_total_s:g} s) is spent; last error: {failure.message}",
+                )
+            await policy.sleep(delay)
+            budget.spend(delay)
+
+    def _slot(self) -> AbstractAsyncContextManager[None]:
+        return contextlib.nullcontext() if self._limiter is None else self._limiter.slot()
+
+    async def _attempt(self, request: BackendRequest) -> BackendReply:
+        """One round trip under the per-request timeout (cancelled, connection closed, past it)."""
+        scope = asyncio.timeout(self.timeout)
+        try:
+            async with scope:
+                return await self.backend.send(request)
+        except TimeoutError:
+            if not scope.expired():
+                raise  # raised by the backend itself, not by this timeout
+            raise BackendFailure(
+                Failure.RETRYABLE,
+                f"the request timed out after {self.timeout:g} s (counted from when it was sent)",
+            ) from None
+
+    def _count_tokens(self, request: BackendRequest, reply: BackendReply, tally: _Tally) -> None:
+        """Add the tokens the server reported, or an estimate from the text when it reports none."""
+        if reply.prompt_tokens or reply.completion_tokens:
+            used = Usage(
+                prompt_tokens=reply.prompt_tokens or 0,
+                completion_tokens=reply.completion_tokens or 0,
+            )
+        else:
+            sent = "".join(m["content"] for m in request.messages())
+            used = Usage(
+                prompt_tokens=estimate_tokens(sent),
+                completion_tokens=estimate_tokens(raw_text(reply.content)),
+            )
+        tally.add(used)
+
+
+def _attempts(count: int) -> str:
+    return "1 attempt" if count == 1 else f"{count} attempts"
