@@ -59,7 +59,9 @@ EXPECTED = [
     "bad.jsonl:10: user_input[0].content: must be a string, got int",
     "bad.jsonl:10: reference_topics: must be a list, got str",
     "bad.jsonl:11: unknown layout: a record needs one of the keys 'user_input' (Ragas layout), "
-    "'messages' (OpenAI chat layout), 'turns' (DeepEval layout); it has: 'conversation', 'id'",
+    "'messages' (OpenAI chat layout), 'turns' (DeepEval layout); it has: 'conversation', 'id'; "
+    "if 'conversation' holds the conversation, give --messages-field conversation "
+    '(Python: messages_field="conversation")',
     "bad.jsonl:12: messages[1].tool_calls[0].function.arguments: not valid JSON (Expecting "
     "property name enclosed in double quotes at line 1 column 9)",
     "bad.jsonl:12: messages[1].tool_calls[1].function.arguments: must be a JSON object, got a list",
@@ -109,8 +111,8 @@ def test_json_array_errors_name_the_element(tmp_path: Path) -> None:
     path.write_text(json.dumps([{"user_input": [H, A]}, "oops", {"user_input": []}]), "utf-8")
     problems = [p for r in read_records(path) for p in r.problems()]
     assert problems == [
-        f"{path}:2: a record must be a JSON object (one conversation), got a string",
-        f"{path}:3: user_input: the conversation is empty: it needs at least one message.",
+        f"{path}: [1]: a record must be a JSON object (one conversation), got a string",
+        f"{path}: [2]: user_input: the conversation is empty: it needs at least one message.",
     ]
 
 
@@ -233,7 +235,9 @@ def test_unreadable_files_raise_data_file_error(tmp_path: Path) -> None:
     broken.write_text('[{"user_input": []},\n  oops]', encoding="utf-8")
     with pytest.raises(DataFileError) as caught:
         list(read_records(broken))
-    assert str(caught.value) == f"{broken}: not valid JSON: Expecting value at line 2 column 3"
+    assert str(caught.value) == (
+        f"{broken}: [1]: not valid JSON: Expecting value at line 2 column 3"
+    )
     garbage = tmp_path / "garbage.parquet"
     garbage.write_bytes(b"not parquet at all")
     with pytest.raises(DataFileError, match=r"garbage\.parquet: not a readable Parquet file"):

@@ -1,4 +1,4 @@
-"""The layering rule of issue 10 §5: io parses every record layout itself; integrations build on io."""
+"""Issue 10 §5: io parses every record layout itself; integrations build on io, never back."""
 
 from __future__ import annotations
 

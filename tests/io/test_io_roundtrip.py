@@ -12,6 +12,7 @@ from _io_samples import NESTED_ARGS, TRICKY, samples
 
 from convoeval import MultiTurnSample
 from convoeval.io import (
+    DataFileError,
     from_pandas,
     read_records,
     read_samples,
@@ -240,9 +241,12 @@ def test_pandas_native_cells_and_nan() -> None:
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".json", ".csv", ".parquet"])
 def test_empty_dataset_round_trip(tmp_path: Path, suffix: str) -> None:
+    """An empty dataset writes a valid empty file; reading it says there is nothing to check
+    (issue 12 item 7: an empty input is an input error, not "0 records, all valid")."""
     path = tmp_path / f"empty{suffix}"
     assert write_samples([], path) == 0
-    assert list(read_records(path)) == []
+    with pytest.raises(DataFileError, match=r"empty\.\w+: no records: the file holds no"):
+        list(read_records(path))
 
 
 @pytest.mark.parametrize(

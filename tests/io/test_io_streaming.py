@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from convoeval import AIMessage, HumanMessage, MultiTurnSample
-from convoeval.io import read_records, write_samples
+from convoeval.io import DataFileError, files, read_records, write_samples
 
 LINE = json.dumps(
     {"user_input": [{"type": "human", "content": "hi"}, {"type": "ai", "content": "yo"}]}
@@ -19,35 +18,51 @@ LINE = json.dumps(
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo (a POSIX named pipe)")
-def test_jsonl_yields_records_before_later_lines_exist(tmp_path: Path) -> None:
-    """Through a named pipe, line 3 is written only after the reader yielded lines 1 and 2."""
+def test_a_named_pipe_is_refused_at_once(tmp_path: Path) -> None:
+    """Issue 11 item 11: a FIFO hung `run` (it reads its input twice); refused, without blocking."""
     path = tmp_path / "stream.jsonl"
     os.mkfifo(path)
-    two_seen = threading.Event()
-    third_written = threading.Event()
+    with pytest.raises(DataFileError, match=r"stream\.jsonl: is a named pipe \(FIFO\), not a"):
+        read_records(path)
 
-    def feed() -> None:
-        with open(path, "w", encoding="utf-8") as pipe:
-            pipe.write(LINE + "\n" + LINE + "\n")
-            pipe.flush()
-            two_seen.wait(timeout=5)  # a reader that reads ahead never sets it: we go on anyway
-            pipe.write("{broken\n")
-            third_written.set()
 
-    feeder = threading.Thread(target=feed, daemon=True)
-    feeder.start()
-    records = read_records(path)
-    first, second = next(records), next(records)
-    written_too_early = third_written.is_set()
-    two_seen.set()
-    third = next(records)
-    assert list(records) == []
-    feeder.join(timeout=5)
-    assert not written_too_early, "the reader waited for line 3 before yielding lines 1-2"
-    assert first.ok and second.ok and (first.line, second.line) == (1, 2)
-    assert third.problems() == [
-        f"{path}:3: invalid JSON: Expecting property name enclosed in double quotes (column 2)"
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_a_link_to_a_device_is_refused(tmp_path: Path) -> None:
+    """A symlink to /dev/zero grew memory without bound; it is refused before any read."""
+    link = tmp_path / "zero.jsonl"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(DataFileError, match=r"zero\.jsonl: is a device or socket, not a regular"):
+        read_records(link)
+
+
+def test_a_line_over_the_limit_is_reported_and_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line over the limit is a record error (never held whole); reading goes on after it."""
+    monkeypatch.setattr(files, "MAX_LINE_BYTES", 4096)
+    path = tmp_path / "long.jsonl"
+    long_line = json.dumps({"user_input": [{"type": "human", "content": "x" * 8_000_000}]})
+    path.write_text(LINE + "\n" + long_line + "\n" + LINE + "\n", encoding="utf-8")
+    tracemalloc.start()
+    try:
+        records = list(read_records(path))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [(r.line, r.ok) for r in records] == [(1, True), (2, False), (3, True)]
+    assert records[1].problems() == [
+        f"{path}:2: line longer than 4096 bytes (the limit for one line)"
     ]
+    assert peak < 1_000_000, peak  # the 8 MB line was never held whole (read in 64 KiB steps)
+    csv_path = tmp_path / "long.csv"
+    csv_path.write_text("user_input\n" + "x" * 5000 + "\n", encoding="utf-8")
+    with pytest.raises(DataFileError, match=r"long\.csv: line 2: line longer than 4096 bytes"):
+        list(read_records(csv_path))
+
+
+def test_the_default_line_limit_is_64_mib() -> None:
+    assert files.MAX_LINE_BYTES == 64 * 2**20
+    assert files.line_too_long() == "line longer than 64 MiB (the limit for one line)"
 
 
 def _big_samples(count: int) -> list[MultiTurnSample]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from convoeval.io import strict_json
 from convoeval.io.errors import ConversionError
 from convoeval.schema.errors import describe_errors
 from convoeval.schema.messages import (
@@ -55,11 +56,14 @@ def arguments(where: str, raw: Any, problems: list[str]) -> dict[str, Any] | Non
         problems.append(f"{where}: must be an object or a JSON string, got {kind(raw)}")
         return None
     try:
-        parsed = json.loads(raw) if raw.strip() else {}
+        parsed = strict_json.loads(raw) if raw.strip() else {}
     except json.JSONDecodeError as exc:
         problems.append(
             f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
         )
+        return None
+    except strict_json.StrictJSONError as exc:
+        problems.append(f"{where}: {exc}")
         return None
     if not isinstance(parsed, dict):
         problems.append(f"{where}: must be a JSON object, got {kind(parsed)}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import stat
 from typing import IO, Literal, cast
 
 from convoeval.io.errors import DataFileError
@@ -18,6 +19,15 @@ _SUFFIXES: tuple[tuple[str, Kind], ...] = (
     (".parquet", "parquet"),
 )
 SUPPORTED = ".jsonl, .ndjson, .json, .csv or .parquet (the first four also as .gz)"
+#: The longest line a JSONL or CSV file may have (bytes); longer ones are reported, not read.
+MAX_LINE_BYTES = 64 * 2**20
+
+
+def line_too_long() -> str:
+    """The problem of a line over `MAX_LINE_BYTES`."""
+    size = MAX_LINE_BYTES
+    shown = f"{size // 2**20} MiB" if size % 2**20 == 0 else f"{size} bytes"
+    return f"line longer than {shown} (the limit for one line)"
 
 
 def file_kind(path: str) -> tuple[Kind, bool]:
@@ -33,11 +43,22 @@ def file_kind(path: str) -> tuple[Kind, bool]:
 
 
 def check_readable(path: str) -> None:
-    """Fail early, naming the file, when it is missing, a directory or not readable."""
-    if not os.path.exists(path):
-        raise DataFileError(path, "no such file")
-    if os.path.isdir(path):
+    """Fail early, naming the file, when it is missing, a directory, not a regular file (a FIFO,
+    a device such as a link to /dev/zero, a socket: they can hang a reader or never end, and a
+    run reads its input twice) or not readable."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise DataFileError(path, "no such file") from None
+    except OSError as exc:
+        raise DataFileError(path, f"cannot read: {exc.strerror or exc}") from exc
+    if stat.S_ISDIR(mode):
         raise DataFileError(path, "is a directory, not a data file")
+    if not stat.S_ISREG(mode):
+        what = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device or socket"
+        raise DataFileError(
+            path, f"is {what}, not a regular file: save the data to a file and give that"
+        )
     if not os.access(path, os.R_OK):
         raise DataFileError(path, "permission denied")
 

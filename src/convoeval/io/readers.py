@@ -9,20 +9,31 @@ from __future__ import annotations
 import csv
 import json
 import os
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import IO, Any, AnyStr
 
+from convoeval.io import files, strict_json
 from convoeval.io.errors import DataError, DataFileError
 from convoeval.io.files import check_readable, file_kind, open_binary, open_text
-from convoeval.io.records import Record, check_format, convert
+from convoeval.io.records import Record, check_format, convert_parsed
+from convoeval.io.remap import Remap, make_remap
+from convoeval.io.strict_json import problems_of
 from convoeval.io.tabular import row_to_record
 from convoeval.schema.sample import MultiTurnSample
 
+#: The problem of a data file that holds no record at all.
+NO_RECORDS = "no records: the file holds no conversation (nothing to check or score)"
 #: (line or position, parsed record, problems found before conversion)
 _Row = tuple[int, Any, list[str]]
 
 
-def read_records(path: str | os.PathLike[str], *, format: str = "auto") -> Iterator[Record]:
+def read_records(
+    path: str | os.PathLike[str],
+    *,
+    format: str = "auto",
+    messages_field: str | None = None,
+    fields: Mapping[str, str] | None = None,
+) -> Iterator[Record]:
     """Yield one `Record` per record of a data file, lazily, bad records included.
 
     The file type comes from the suffix (.jsonl/.ndjson, .json, .csv, .parquet; .gz for the
@@ -30,9 +41,13 @@ def read_records(path: str | os.PathLike[str], *, format: str = "auto") -> Itera
     the 1-based element index (JSON array) or the 1-based row (Parquet). JSONL, CSV and Parquet
     are streamed; a JSON array is loaded whole. Blank lines are skipped. `format` forces a layout
     ("ragas", "openai", "deepeval") instead of detecting it per record ("auto").
-    Raises `DataFileError` (naming the file) only when the file itself cannot be read.
+    `messages_field` (a dotted path to the conversation) and `fields` (sample field or
+    `metadata.KEY` -> dotted path) read other layouts; see `convoeval.io.remap`.
+    Raises `DataFileError` (naming the file) when the file itself cannot be read, and at the end
+    when it holds no record at all; `ValueError` for a bad option.
     """
     check_format(format)
+    options = make_remap(messages_field, fields)
     source = os.fspath(path)
     kind, compressed = file_kind(source)
     check_readable(source)
@@ -46,17 +61,22 @@ def read_records(path: str | os.PathLike[str], *, format: str = "auto") -> Itera
         from convoeval.io.parquet_io import parquet_rows
 
         rows = parquet_rows(source)
-    return _records(source, rows, format)
+    return _records(source, rows, format, kind, options)
 
 
 def read_samples(
-    path: str | os.PathLike[str], *, format: str = "auto"
+    path: str | os.PathLike[str],
+    *,
+    format: str = "auto",
+    messages_field: str | None = None,
+    fields: Mapping[str, str] | None = None,
 ) -> Iterator[MultiTurnSample]:
     """Yield the samples of a data file, lazily; raises `DataError` at the first bad record.
 
     The error lists every problem of that record as `file:line: path: what is wrong`.
     """
-    return _samples(read_records(path, format=format))
+    records = read_records(path, format=format, messages_field=messages_field, fields=fields)
+    return _samples(records)
 
 
 def _samples(records: Iterator[Record]) -> Iterator[MultiTurnSample]:
@@ -67,21 +87,36 @@ def _samples(records: Iterator[Record]) -> Iterator[MultiTurnSample]:
         yield record.sample
 
 
-def _records(source: str, rows: Iterator[_Row], format: str) -> Iterator[Record]:
-    """Convert parsed rows into Records (problems found while parsing win)."""
+def _records(
+    source: str, rows: Iterator[_Row], format: str, kind: str, options: Remap | None
+) -> Iterator[Record]:
+    """Convert parsed rows into Records (problems found while parsing win); a file without a
+    single record raises `DataFileError` at the end: there is nothing to check or score."""
+    element = kind == "json"
+    parsed = kind != "parquet"  # text parsed by strict_json; Parquet gives Python objects
+    empty = True
     for line, data, problems in rows:
+        empty = False
         if problems:
-            yield Record(source, line, None, problems)
+            yield Record(source, line, None, problems, element=element)
             continue
-        sample, errors, layout = convert(data, format)
-        yield Record(source, line, sample, errors, layout)
+        if not parsed and (errors := problems_of(data)):
+            yield Record(source, line, None, errors)
+            continue
+        sample, errors, layout = convert_parsed(data, format, options)
+        yield Record(source, line, sample, errors, layout, element)
+    if empty:
+        raise DataFileError(source, NO_RECORDS)
 
 
 def _jsonl_rows(source: str, compressed: bool) -> Iterator[_Row]:
-    """One parsed JSON value per non-blank line, read one line at a time."""
+    """One parsed JSON value per non-blank line, read one bounded line at a time."""
     try:
         with open_binary(source, compressed) as handle:
-            for number, raw in enumerate(handle, start=1):
+            for number, raw in enumerate(_lines(handle), start=1):
+                if raw is None:
+                    yield number, None, [files.line_too_long()]
+                    continue
                 if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                     raw = raw[3:]  # a UTF-8 byte order mark
                 try:
@@ -92,42 +127,57 @@ def _jsonl_rows(source: str, compressed: bool) -> Iterator[_Row]:
                 if not text.strip():
                     continue
                 try:
-                    yield number, json.loads(text), []
+                    yield number, strict_json.loads(text), []
                 except json.JSONDecodeError as exc:
                     yield number, None, [f"invalid JSON: {exc.msg} (column {exc.colno})"]
+                except strict_json.StrictJSONError as exc:
+                    yield number, None, [str(exc)]
     except (OSError, EOFError) as exc:
         raise DataFileError(source, f"cannot read: {exc}") from exc
 
 
+def _lines(handle: IO[AnyStr]) -> Iterator[AnyStr | None]:
+    """The lines of a file, each at most `MAX_LINE_BYTES` long; None for a longer line (which
+    is skipped without being held in memory)."""
+    limit = files.MAX_LINE_BYTES
+    while line := handle.readline(limit + 1):
+        if len(line) <= limit:
+            yield line
+            continue
+        while line and line[-1:] not in ("\n", b"\n"):
+            line = handle.readline(1 << 16)
+        yield None
+
+
 def _json_rows(source: str, compressed: bool) -> Iterator[_Row]:
-    """The elements of a JSON array (loaded whole); a single object counts as one record."""
+    """The elements of a JSON array (the file is read whole, its elements parsed one at a time);
+    a single object counts as one record. A bad element is reported by its index."""
     try:
         with open_text(source, compressed, "r") as handle:
-            data = json.load(handle)
-    except json.JSONDecodeError as exc:
-        raise DataFileError(
-            source, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-        ) from exc
+            text = handle.read()
     except UnicodeDecodeError as exc:
         raise DataFileError(source, f"not UTF-8 text (byte {exc.start + 1})") from exc
     except (OSError, EOFError) as exc:
         raise DataFileError(source, f"cannot read: {exc}") from exc
-    if isinstance(data, dict):
-        data = [data]
-    if not isinstance(data, list):
+    try:
+        elements = strict_json.array_elements(text)
+        for position, (item, problem) in enumerate(elements, start=1):
+            yield position, item, [problem] if problem else []
+    except json.JSONDecodeError as exc:
+        at = f"[{exc.element}]: " if isinstance(exc, strict_json.ElementError) else ""
         raise DataFileError(
-            source, f"a .json data file must hold an array of records, got {type(data).__name__}"
-        )
-    for position, item in enumerate(data, start=1):
-        yield position, item, []
+            source, f"{at}not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from exc
+    except strict_json.StrictJSONError as exc:
+        raise DataFileError(source, str(exc)) from exc
 
 
 def _csv_rows(source: str, compressed: bool) -> Iterator[_Row]:
     """One record per CSV row (read row by row), numbered by the line where the row starts."""
-    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))  # long conversations in a cell
+    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))  # a cell may span lines
     try:
         with open_text(source, compressed, "r") as handle:
-            reader = csv.reader(handle)
+            reader = csv.reader(_csv_lines(source, handle))
             header: list[str] | None = None
             end = 0
             for cells in reader:
@@ -144,6 +194,14 @@ def _csv_rows(source: str, compressed: bool) -> Iterator[_Row]:
         raise DataFileError(source, f"not UTF-8 text (byte {exc.start + 1})") from exc
     except (OSError, EOFError) as exc:
         raise DataFileError(source, f"cannot read: {exc}") from exc
+
+
+def _csv_lines(source: str, handle: IO[str]) -> Iterator[str]:
+    """The lines of a CSV file; a line over the limit stops reading (a row cannot be resynced)."""
+    for number, line in enumerate(_lines(handle), start=1):
+        if line is None:
+            raise DataFileError(source, f"line {number}: {files.line_too_long()}")
+        yield line
 
 
 def _header(source: str, cells: list[str]) -> list[str]:

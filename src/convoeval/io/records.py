@@ -20,6 +20,8 @@ from convoeval.io.deepeval_layout import deepeval_to_sample, sample_to_deepeval
 from convoeval.io.errors import ConversionError, DataError
 from convoeval.io.langchain_layout import from_langchain_dicts, is_langchain_dicts
 from convoeval.io.openai_layout import from_openai_messages, to_openai_messages
+from convoeval.io.remap import Remap, make_remap, messages_hint, remap
+from convoeval.io.strict_json import problems_of, sample_problems
 from convoeval.schema.errors import describe_errors
 from convoeval.schema.sample import MultiTurnSample
 
@@ -34,6 +36,8 @@ _NAME = {
     "deepeval": "DeepEval layout",
     "langchain": "LangChain messages layout",
 }
+#: The start of the problem of a record in none of the layouts (the same for every such record).
+UNKNOWN_LAYOUT = "unknown layout"
 #: Top-level OpenAI (fine-tuning) keys kept in the sample's metadata under this key.
 OPENAI_RECORD_KEY = "openai_record"
 _OPENAI_RECORD_FIELDS = ("tools", "parallel_tool_calls", "functions")
@@ -48,10 +52,15 @@ class Record:
     sample: MultiTurnSample | None
     errors: list[str] = field(default_factory=list)
     layout: Layout | None = None
+    #: True for an element of a JSON array: `line` is then its 1-based position
+    element: bool = False
 
     @property
     def where(self) -> str:
-        """`file:line` of the record (line: JSONL/CSV line, JSON element, Parquet row)."""
+        """`file:line` of the record (JSONL/CSV line, Parquet row), or `file: [i]` for element i
+        (0-based) of a JSON array, whose lines say nothing about which record is meant."""
+        if self.element:
+            return f"{self.source}: [{self.line - 1}]"
         return f"{self.source}:{self.line}"
 
     @property
@@ -77,25 +86,58 @@ def check_layout(layout: str) -> None:
 
 
 def convert(
-    data: Any, format: str = "auto"
+    data: Any,
+    format: str = "auto",
+    *,
+    messages_field: str | None = None,
+    fields: Mapping[str, str] | None = None,
 ) -> tuple[MultiTurnSample | None, list[str], Layout | None]:
-    """Convert a parsed record: (sample or None, problems, layout used or None)."""
+    """Convert a record given as Python objects: (sample or None, problems, layout or None).
+
+    The record is first held to the rules of strict JSON (`io.strict_json`: nesting depth,
+    finite numbers), as every reader does. `messages_field` and `fields` read other layouts
+    (see `io.remap`); a bad option raises `ValueError`.
+    """
+    options = make_remap(messages_field, fields)
+    problems = problems_of(data)
+    if problems:
+        return None, problems, None
+    return convert_parsed(data, format, options)
+
+
+def convert_parsed(
+    data: Any, format: str = "auto", options: Remap | None = None
+) -> tuple[MultiTurnSample | None, list[str], Layout | None]:
+    """`convert` for a record parsed by `strict_json.loads` (which already checked it)."""
     if not isinstance(data, Mapping):
         problem = f"a record must be a JSON object (one conversation), got {json_kind(data)}"
         return None, [problem], None
+    if options is not None:
+        data, problems = remap(data, options, format)
+        if problems:
+            return None, problems, None
     layout, problems = _layout_of(data, format)
     if layout is None:
         return None, problems, None
+    sample, problems = _converted_record(data, layout)
+    if sample is not None:
+        problems = sample_problems(sample)
+    return (None if problems else sample), problems, layout
+
+
+def _converted_record(
+    data: Mapping[str, Any], layout: Layout
+) -> tuple[MultiTurnSample | None, list[str]]:
     if layout == "ragas":
         try:
-            return MultiTurnSample.model_validate(data), [], layout
+            return MultiTurnSample.model_validate(data), []
         except ValidationError as exc:
-            return None, describe_errors(exc), layout
+            return None, describe_errors(exc)
     if layout == "openai":
-        return (*_from_openai_record(data), layout)
+        return _from_openai_record(data)
     if layout == "langchain":
-        return (*_from_langchain_record(data), layout)
-    return (*deepeval_to_sample(data), layout)
+        return _from_langchain_record(data)
+    return deepeval_to_sample(data)
 
 
 def ensure_sample(sample: Any, position: int) -> MultiTurnSample:
@@ -147,7 +189,10 @@ def _layout_of(data: Mapping[str, Any], format: str) -> tuple[Layout | None, lis
     expected = ", ".join(f"'{_KEY[lay]}' ({_NAME[lay]})" for lay in LAYOUTS)
     if not found:
         keys = ", ".join(repr(str(k)) for k in data) or "none"
-        return None, [f"unknown layout: a record needs one of the keys {expected}; it has: {keys}"]
+        return None, [
+            f"{UNKNOWN_LAYOUT}: a record needs one of the keys {expected}; it has: {keys}"
+            + messages_hint(data)
+        ]
     both = " and ".join(f"'{_KEY[lay]}' ({_NAME[lay]})" for lay in found)
     return None, [
         f"ambiguous layout: the record has {both}; keep one key, or choose the layout "

@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from convoeval.io import strict_json
 from convoeval.schema.sample import MultiTurnSample
 
 #: The columns written for a sample, in this order.
@@ -78,9 +79,12 @@ def row_to_record(
             if not value.strip():
                 continue
             try:
-                value = json.loads(value)
+                value = strict_json.loads(value)
             except json.JSONDecodeError as exc:
                 problems.append(_json_problem(column, value, exc))
+                continue
+            except strict_json.StrictJSONError as exc:
+                problems.append(f"{column}: {exc}")
                 continue
             if value is None:
                 continue

@@ -1,0 +1,249 @@
+"""Strict JSON for every reader: standard JSON only, bounded nesting, no duplicate keys.
+
+Python's `json` accepts `NaN`, `Infinity` and numbers that overflow to infinity (`1e400`), keeps
+the last of duplicate keys silently, and raises `RecursionError` on deeply nested input. Here
+`loads` turns each of these into a `StrictJSONError`, and `sample_problems` checks the free-form
+values of a converted sample (metadata, tool arguments: the only places a value of any depth or
+type can sit) against the same rules, whether the record came from a file or from Python objects.
+Every reader and `convert` (so `validate`, `run` and `evaluate()`) use these, so they accept and
+refuse the same records.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from convoeval.schema.sample import MultiTurnSample
+
+#: Containers (objects and lists) nested in one record at most, counting the record itself.
+#: Well above any real conversation (a tool argument can still nest about 55 levels), and well
+#: below the depth at which Python's parser or pydantic's serializer give up.
+MAX_DEPTH = 64
+TOO_DEEP = f"nesting deeper than {MAX_DEPTH}"
+
+
+class StrictJSONError(ValueError):
+    """Text that is not strict JSON; the message says what (no file or line)."""
+
+
+class ElementError(json.JSONDecodeError):
+    """Bad JSON syntax inside element `element` (0-based) of a JSON array."""
+
+    def __init__(self, exc: json.JSONDecodeError, element: int) -> None:
+        super().__init__(exc.msg, exc.doc, exc.pos)
+        self.element = element
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_SCALAR = re.compile(r"[^,\]\s]*")
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+class _Duplicated(dict[str, Any]):
+    """An object that had duplicate keys (the last value kept); `problems_of` reports it."""
+
+    duplicates: list[str]
+
+
+_seen = threading.local()  # whether the current `loads` call met a duplicate key
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) == len(pairs):
+        return result
+    _seen.duplicates = True
+    marked = _Duplicated(result)
+    seen: set[str] = set()
+    marked.duplicates = []
+    for key, _ in pairs:
+        if key in seen:
+            marked.duplicates.append(key)
+        seen.add(key)
+    return marked
+
+
+def _constant(name: str) -> Any:
+    raise StrictJSONError(f"{name} is not valid JSON (only finite numbers are)")
+
+
+def _non_finite(value: float) -> str:
+    name = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return f"{name} is not valid JSON (only finite numbers are)"
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise StrictJSONError(f"the number {text[:40]} is too large (it overflows to infinity)")
+    return value
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float)
+
+
+def loads(text: str | bytes) -> Any:
+    """Parse strict JSON; `json.JSONDecodeError` for bad syntax, `StrictJSONError` otherwise
+    (a duplicate key names its path, e.g. `user_input[2]: duplicate key 'content' in one object`).
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    _seen.duplicates = False
+    try:
+        value = _DECODER.decode(text)
+    except RecursionError:
+        raise StrictJSONError(TOO_DEEP) from None
+    if _seen.duplicates:
+        raise StrictJSONError("; ".join(problems_of(value)))
+    return value
+
+
+def array_elements(text: str) -> Iterator[tuple[Any, str | None]]:
+    """The records of a .json file: the elements of its array (or its one object), parsed one
+    at a time, as (value, None) or (None, problem) when an element parses but is not strict JSON.
+
+    Bad syntax raises `json.JSONDecodeError` (an `ElementError`, naming the 0-based element,
+    inside the array); a file that is not an array or an object raises `StrictJSONError`.
+    """
+    start = _ws(text, 0)
+    if not text.startswith(("[", "{"), start):
+        value = loads(text)  # bad syntax raises here
+        got = {str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
+        raise StrictJSONError(f"a .json data file must hold an array of records, got {got}")
+    if text.startswith("{", start):
+        try:
+            yield loads(text), None
+        except StrictJSONError as exc:
+            yield None, str(exc)
+        return
+    index, element = _ws(text, start + 1), 0
+    if text.startswith("]", index):
+        return _end(text, index + 1)
+    while True:
+        value, problem, index = _element(text, index, element)
+        yield value, problem
+        index = _ws(text, index)
+        if text.startswith(",", index):
+            index, element = _ws(text, index + 1), element + 1
+        elif text.startswith("]", index):
+            return _end(text, index + 1)
+        else:
+            raise ElementError(
+                json.JSONDecodeError("Expecting ',' delimiter", text, index), element
+            )
+
+
+def _element(text: str, index: int, element: int) -> tuple[Any, str | None, int]:
+    """(value, None, end) or (None, problem, end) of the array element at `index`."""
+    _seen.duplicates = False
+    try:
+        value, end = _DECODER.raw_decode(text, index)
+    except json.JSONDecodeError as exc:
+        raise ElementError(exc, element) from None
+    except StrictJSONError as exc:
+        return None, str(exc), _skip(text, index, element)
+    except RecursionError:
+        return None, TOO_DEEP, _skip(text, index, element)
+    if _seen.duplicates:
+        return None, "; ".join(problems_of(value)), end
+    return value, None, end
+
+
+def _skip(text: str, index: int, element: int) -> int:
+    """The end of the (valid, but refused) element at `index`, found without parsing it."""
+    if not text.startswith(("[", "{"), index):
+        scalar = _SCALAR.match(text, index)
+        return scalar.end() if scalar else index
+    depth = 0
+    for token in _TOKENS.finditer(text, index):
+        if token.group() in ("[", "{"):
+            depth += 1
+        elif token.group() in ("]", "}"):
+            depth -= 1
+            if depth == 0:
+                return token.end()
+    raise ElementError(json.JSONDecodeError("Unterminated array", text, index), element)
+
+
+def _ws(text: str, index: int) -> int:
+    match = _WS.match(text, index)
+    return match.end() if match else index
+
+
+def _end(text: str, index: int) -> None:
+    """Nothing but whitespace may follow the array."""
+    index = _ws(text, index)
+    if index != len(text):
+        raise json.JSONDecodeError("Extra data", text, index)
+
+
+def sample_problems(sample: MultiTurnSample) -> list[str]:
+    """Check the free-form values of a sample (metadata, tool arguments, any other field that is
+    not a typed model) with `problems_of`, at their depth within the record."""
+    problems: list[str] = []
+    for name, value in sample:
+        if name == "user_input":
+            for index, message in enumerate(sample.user_input):
+                at = f"user_input[{index}]"
+                problems += problems_of(message.metadata, f"{at}.metadata", 4)
+                for position, call in enumerate(getattr(message, "tool_calls", None) or ()):
+                    problems += problems_of(call.args, f"{at}.tool_calls[{position}].args", 6)
+        elif name == "reference_tool_calls":
+            for position, call in enumerate(value or ()):
+                problems += problems_of(call.args, f"{name}[{position}].args", 4)
+        else:
+            problems += problems_of(value, name, 2)
+    return problems
+
+
+def problems_of(value: Any, path: str = "", depth: int = 1) -> list[str]:
+    """`path: problem` lines for a value: too deep, non-finite numbers, duplicate keys.
+
+    `depth` is the level of `value` itself within its record (1: the record). Iterative (no
+    recursion); it stops at the first container deeper than `MAX_DEPTH`.
+    """
+    if not isinstance(value, Mapping | list | tuple):
+        if type(value) is float and not math.isfinite(value):
+            return [_at(path, _non_finite(value))]
+        return []
+    problems: list[str] = []
+    # (container, depth, parent entry, key in the parent): paths are built only for problems
+    stack: list[tuple[Any, int, Any, Any]] = [(value, depth, None, None)]
+    while stack:
+        entry = stack.pop()
+        node, level = entry[0], entry[1]
+        if level > MAX_DEPTH:
+            return [TOO_DEEP]
+        if isinstance(node, _Duplicated):
+            names = ", ".join(repr(k) for k in dict.fromkeys(node.duplicates))
+            problems.append(_at(_path(entry, path), f"duplicate key {names} in one object"))
+        for key, child in node.items() if isinstance(node, Mapping) else enumerate(node):
+            kind = type(child)
+            if kind is str or kind is int or kind is bool or child is None:
+                continue
+            if kind is float:
+                if not math.isfinite(child):
+                    problems.append(_at(_path((None, 0, entry, key), path), _non_finite(child)))
+            elif isinstance(child, Mapping | list | tuple):
+                stack.append((child, level + 1, entry, key))
+    return problems
+
+
+def _path(entry: tuple[Any, int, Any, Any], base: str) -> str:
+    """`base.key[3].name` of a stack entry, following its parents."""
+    parts: list[str] = []
+    while entry[2] is not None:
+        key = entry[3]
+        parts.append(f"[{key}]" if isinstance(key, int) else f".{key}")
+        entry = entry[2]
+    return (base + "".join(reversed(parts))).removeprefix(".")
+
+
+def _at(path: str, problem: str) -> str:
+    return f"{path}: {problem}" if path else problem
