@@ -2,12 +2,15 @@
 
 Use it in your own test suite: it scores one conversation with each metric and raises an
 `AssertionError` listing every failing metric (score below threshold, unscored or failed, with
-why), so a CI run shows at once what regressed.
+why), so a CI run shows at once what regressed. `convoeval_cases("data.jsonl")` runs a test
+once per conversation of a data file; the `convoeval_judge` fixture comes from the plugin
+(`convoeval.pytest_plugin`, loaded by pytest automatically).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -17,7 +20,7 @@ from convoeval.metrics import Metric, MetricResult
 from convoeval.metrics._base import SampleLike, as_sample
 from convoeval.runner._plan import build_metrics, plan_judges
 
-__all__ = ["assert_conversation"]
+__all__ = ["assert_conversation", "convoeval_cases"]
 
 
 def _verdict(metric: Metric, result: MetricResult) -> str | None:
@@ -77,3 +80,17 @@ def assert_conversation(
             f"conversation{who} failed {len(problems)} of {len(chosen)} metrics:\n{lines}"
         )
     return {m.name: r for m, r in zip(chosen, results, strict=True)}
+
+
+def convoeval_cases(
+    path: str | os.PathLike[str], *, argname: str = "conversation", format: str = "auto"
+) -> Any:
+    """Decorator: run the test once per conversation of a data file, as `argname`.
+
+    Any layout `evaluate()` reads (JSONL, JSON, CSV, Parquet; Ragas, OpenAI chat, DeepEval);
+    test ids are the record ids. A relative path is looked up next to the test file, then from
+    pytest's rootdir, then from where pytest runs. Needs pytest (the plugin does the work).
+    """
+    from convoeval.pytest_plugin import cases_marker
+
+    return cases_marker(os.fspath(path), argname=argname, format=format)
