@@ -7,6 +7,7 @@ malformed or off-schema answers, rejected response formats) and counts what it r
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib.metadata
 import json
@@ -323,6 +324,29 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
                 self.connection.close()
 
     return Handler
+
+
+class FakeTime:
+    """A clock and a sleep for `RetryPolicy(clock=..., sleep=...)`: sleeping advances the clock at
+    once and records the delay, so retry tests are exact and never wait."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.sleeps: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+        await asyncio.sleep(0)
+
+
+@pytest.fixture
+def fake_time() -> FakeTime:
+    """A fresh fake clock and sleep (see `FakeTime`)."""
+    return FakeTime()
 
 
 @pytest.fixture

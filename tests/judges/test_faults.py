@@ -1,11 +1,13 @@
 """Every injected fault ends in a correct answer after retries or in a clean `JudgeError`.
 
 The server is a real socket on 127.0.0.1; each test asserts how many attempts it received.
+Waits between retries go through a fake clock (`fake_time`), so delays are asserted exactly.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from email.utils import formatdate
 from typing import TYPE_CHECKING, Any
 
@@ -15,114 +17,161 @@ from convoeval.judges import JudgeError, OpenAIJudge, Step
 from convoeval.judges.retry import RetryPolicy, parse_retry_after
 
 if TYPE_CHECKING:
-    from conftest import FaultServer, Verdict
+    from conftest import FakeTime, FaultServer, Verdict
 
-FAST = RetryPolicy(max_retries=3, base_delay_s=0.01, max_delay_s=0.05, max_retry_after_s=3.0)
 GOOD = {"verdict": True, "label": "yes"}
 INPUTS = {"statement": "the sea is salty"}
+#: For tests that assert no delays: real waits of at most 50 ms, and 4 attempts at most.
+QUICK = RetryPolicy(max_retries=3, base_delay_s=0.01, max_delay_s=0.05)
+
+
+def _policy(fake_time: FakeTime, **options: Any) -> RetryPolicy:
+    options.setdefault("max_retries", 3)
+    options.setdefault("base_delay_s", 0.01)
+    options.setdefault("max_delay_s", 0.05)
+    options.setdefault("max_retry_after_s", 3.0)
+    options.setdefault("jitter", 0.0)
+    return RetryPolicy(clock=fake_time.clock, sleep=fake_time.sleep, **options)
+
+
+@pytest.fixture
+def fast(fake_time: FakeTime) -> RetryPolicy:
+    return _policy(fake_time)
 
 
 def _judge(server: FaultServer, **options: Any) -> OpenAIJudge:
     options.setdefault("api_key", "sk-fault-key")
     options.setdefault("cache", False)
-    options.setdefault("retry", FAST)
     options.setdefault("timeout", 5.0)
+    options.setdefault("retry", QUICK)
     return OpenAIJudge("fault-model", base_url=server.url, **options)
 
 
 async def test_429_honours_retry_after_seconds(
-    fault_server: FaultServer, verdict_step: Step[Verdict]
+    fault_server: FaultServer, verdict_step: Step[Verdict], fake_time: FakeTime, fast: RetryPolicy
 ) -> None:
     fault_server.error(429, "slow down", {"Retry-After": "1"}).reply(GOOD)
-    started = time.monotonic()
-    answer = await _judge(fault_server).run(verdict_step, INPUTS)
-    assert time.monotonic() - started >= 0.9
+    answer = await _judge(fault_server, retry=fast).run(verdict_step, INPUTS)
+    assert fake_time.sleeps == [1.0]
     assert answer.output.verdict is True
     assert fault_server.attempts == 2 and answer.usage.requests == 2
 
 
-async def test_429_honours_retry_after_http_date(
-    fault_server: FaultServer, verdict_step: Step[Verdict]
+async def test_429_honours_retry_after_ms(
+    fault_server: FaultServer, verdict_step: Step[Verdict], fake_time: FakeTime, fast: RetryPolicy
 ) -> None:
-    when = formatdate(time.time() + 2, usegmt=True)
+    fault_server.error(429, "slow down", {"retry-after-ms": "250"}).reply(GOOD)
+    await _judge(fault_server, retry=fast).run(verdict_step, INPUTS)
+    assert fake_time.sleeps == [0.25] and fault_server.attempts == 2
+
+
+async def test_429_honours_retry_after_http_date(
+    fault_server: FaultServer, verdict_step: Step[Verdict], fake_time: FakeTime
+) -> None:
+    when = formatdate(time.time() + 30, usegmt=True)
     fault_server.error(429, "slow down", {"Retry-After": when}).reply(GOOD)
-    started = time.monotonic()
-    await _judge(fault_server).run(verdict_step, INPUTS)
-    assert time.monotonic() - started >= 0.5  # the date has one-second resolution
+    policy = _policy(fake_time, max_retry_after_s=60)
+    await _judge(fault_server, retry=policy).run(verdict_step, INPUTS)
+    [waited] = fake_time.sleeps
+    assert 28 <= waited <= 30  # the date has one-second resolution
     assert fault_server.attempts == 2
 
 
 async def test_429_retry_after_is_capped(
-    fault_server: FaultServer, verdict_step: Step[Verdict]
+    fault_server: FaultServer, verdict_step: Step[Verdict], fake_time: FakeTime
 ) -> None:
     fault_server.error(429, "come back in an hour", {"Retry-After": "3600"}).reply(GOOD)
-    policy = RetryPolicy(max_retries=2, base_delay_s=0.01, max_retry_after_s=0.2)
-    started = time.monotonic()
+    policy = _policy(fake_time, max_retries=2, max_retry_after_s=0.2)
     await _judge(fault_server, retry=policy).run(verdict_step, INPUTS)
-    assert time.monotonic() - started < 3
+    assert fake_time.sleeps == [0.2]
     assert fault_server.attempts == 2
 
 
-async def test_429_without_end_fails_after_bounded_retries(
-    fault_server: FaultServer, verdict_step: Step[Verdict]
+async def test_429_without_end_fails_at_the_safety_cap(
+    fault_server: FaultServer, verdict_step: Step[Verdict], fake_time: FakeTime, fast: RetryPolicy
 ) -> None:
     fault_server.error(429, "quota", {"Retry-After": "0"}).forever()
     with pytest.raises(JudgeError, match=r"statement_check.*gave up after 4 attempts.*429"):
-        await _judge(fault_server).run(verdict_step, INPUTS)
+        await _judge(fault_server, retry=fast).run(verdict_step, INPUTS)
     assert fault_server.attempts == 4  # one try + max_retries=3
+    assert fake_time.sleeps == [0.0, 0.0, 0.0]
 
 
 async def test_500s_are_retried_then_answered(
-    fault_server: FaultServer, verdict_step: Step[Verdict]
+    fault_server: FaultServer, verdict_step: Step[Verdict], fake_time: FakeTime, fast: RetryPolicy
 ) -> None:
     fault_server.error(500).error(502).reply(GOOD)
-    judge = _judge(fault_server)
+    judge = _judge(fault_server, retry=fast)
     answer = await judge.run(verdict_step, INPUTS)
     assert answer.output.label == "yes"
     assert fault_server.attempts == 3 and answer.usage.requests == 3
+    assert fake_time.sleeps == [0.01, 0.02]  # exponential backoff, no jitter
 
 
 async def test_500s_forever_end_in_judge_error(
-    fault_server: FaultServer, verdict_step: Step[Verdict]
+    fault_server: FaultServer, verdict_step: Step[Verdict], fake_time: FakeTime
 ) -> None:
     fault_server.error(500, "boom").forever()
-    judge = _judge(fault_server, retry=RetryPolicy(max_retries=2, base_delay_s=0.01))
+    judge = _judge(fault_server, retry=_policy(fake_time, max_retries=2))
     with pytest.raises(JudgeError, match="gave up after 3 attempts") as caught:
         await judge.run(verdict_step, INPUTS)
-    assert caught.value.step == "statement_check"
+    assert caught.value.step == "statement_check" and "HTTP 500 server error: boom" in str(
+        caught.value
+    )
     assert fault_server.attempts == 3 and judge.total.requests == 3
 
 
-async def test_total_retry_time_is_bounded(
-    fault_server: FaultServer, verdict_step: Step[Verdict]
+async def test_retries_go_on_for_the_budget_not_a_small_count(
+    fault_server: FaultServer, verdict_step: Step[Verdict], fake_time: FakeTime
+) -> None:
+    # Issue 11 item 2: the default policy retries while its 120 s budget lasts (backoff
+    # 0.5, 1, 2, ... capped at 30 s): eight 5xx in a row are still answered.
+    for status in (500, 503, 502, 500, 503, 500, 500, 503):
+        fault_server.error(status)
+    fault_server.reply(GOOD)
+    policy = RetryPolicy(clock=fake_time.clock, sleep=fake_time.sleep, jitter=0.0)
+    answer = await _judge(fault_server, retry=policy).run(verdict_step, INPUTS)
+    assert answer.output.verdict is True and fault_server.attempts == 9
+    assert fake_time.sleeps == [0.5, 1, 2, 4, 8, 16, 30, 30]
+
+
+async def test_total_retry_time_is_bounded_by_the_budget(
+    fault_server: FaultServer, verdict_step: Step[Verdict], fake_time: FakeTime
 ) -> None:
     fault_server.error(503).forever()
-    policy = RetryPolicy(
-        max_retries=100, base_delay_s=0.1, max_delay_s=0.1, jitter=0.0, max_total_s=0.5
-    )
-    started = time.monotonic()
-    with pytest.raises(JudgeError, match="retry time budget"):
+    policy = _policy(fake_time, max_retries=100, base_delay_s=0.1, max_delay_s=0.1)
+    policy = replace(policy, max_total_s=0.5)
+    with pytest.raises(JudgeError, match=r"gave up after 5 attempts: the retry time budget"):
         await _judge(fault_server, retry=policy).run(verdict_step, INPUTS)
-    assert time.monotonic() - started < 2
-    assert 2 <= fault_server.attempts <= 6
+    # 0.4 s spent waiting; a fifth 0.1 s wait would reach the 0.5 s budget.
+    assert fake_time.sleeps == [0.1] * 4 and fault_server.attempts == 5
+
+
+async def test_retry_budget_option_sets_the_budget(
+    fault_server: FaultServer, verdict_step: Step[Verdict], fake_time: FakeTime
+) -> None:
+    fault_server.error(503).forever()
+    policy = RetryPolicy(clock=fake_time.clock, sleep=fake_time.sleep, jitter=0.0)
+    judge = _judge(fault_server, retry=policy, retry_budget=4)
+    with pytest.raises(JudgeError, match=r"retry time budget \(4 s\)"):
+        await judge.run(verdict_step, INPUTS)
+    assert fake_time.sleeps == [0.5, 1, 2] and fault_server.attempts == 4
 
 
 async def test_stall_past_timeout_is_retried(
-    fault_server: FaultServer, verdict_step: Step[Verdict]
+    fault_server: FaultServer, verdict_step: Step[Verdict], fast: RetryPolicy
 ) -> None:
     fault_server.stall(10).reply(GOOD)
-    started = time.monotonic()
-    answer = await _judge(fault_server, timeout=0.3).run(verdict_step, INPUTS)
-    assert time.monotonic() - started < 3
+    answer = await _judge(fault_server, timeout=0.3, retry=fast).run(verdict_step, INPUTS)
     assert answer.output.verdict is True and fault_server.attempts == 2
 
 
 async def test_stalls_forever_end_in_judge_error(
-    fault_server: FaultServer, verdict_step: Step[Verdict]
+    fault_server: FaultServer, verdict_step: Step[Verdict], fake_time: FakeTime
 ) -> None:
     fault_server.stall(10).forever()
-    judge = _judge(fault_server, timeout=0.2, retry=RetryPolicy(max_retries=1, base_delay_s=0.01))
-    with pytest.raises(JudgeError, match="timed out"):
+    judge = _judge(fault_server, timeout=0.2, retry=_policy(fake_time, max_retries=1))
+    with pytest.raises(JudgeError, match=r"timed out after 0.2 s \(counted from when it was sent"):
         await judge.run(verdict_step, INPUTS)
     assert fault_server.attempts == 2
 
