@@ -17,7 +17,14 @@ from convoeval import (
     Turn,
 )
 from convoeval.judges.fake import FakeJudge
-from convoeval.metrics import ConversationRelevancyMetric
+from convoeval.metrics import (
+    METRICS,
+    ConversationRelevancy,
+    ConversationRelevancyMetric,
+    as_metric,
+    describe_metrics,
+    get_metric,
+)
 from convoeval.metrics.conversation_relevancy import VERDICTS
 
 
@@ -38,7 +45,7 @@ def _verdicts(irrelevant: set[int] = frozenset()) -> Any:  # type: ignore[assign
                     "relevant": i not in irrelevant,
                     "reason": "" if i not in irrelevant else "off topic",
                 }
-                for i, _ in inputs["windows"]
+                for i, _ in inputs.windows
             ]
         }
 
@@ -60,7 +67,7 @@ def test_windows(window_size: int, expected: list[tuple[int, int]]) -> None:
     result = metric.score_sync(_case(4), judge=judge)
     assert result.value == 1.0
     (call,) = judge.calls
-    assert call.inputs["windows"] == expected
+    assert call.inputs.windows == expected
     targets = call.prompt.split("\n\n")[0].splitlines()[1:]
     assert targets == [f"- exchange {i}: context exchanges {s}..{i}" for i, s in expected]
 
@@ -102,7 +109,7 @@ def test_unanswered_exchanges_are_context_not_verdicts() -> None:
     )
     judge = FakeJudge({VERDICTS.name: _verdicts()})
     result = ConversationRelevancyMetric().score_sync(sample, judge=judge)
-    assert judge.calls[0].inputs["windows"] == [(0, 0), (1, 0)]
+    assert judge.calls[0].inputs.windows == [(0, 0), (1, 0)]
     assert 'calls tool get with {"id": 5}' in judge.calls[0].prompt
     assert result.details["judged"] == 2 and result.details["exchanges"] == 3
 
@@ -140,17 +147,42 @@ def test_measure_sets_deepeval_attributes(
     assert metric.threshold == (1.0 if strict else 0.5)
 
 
-async def test_measured_score_attribute_still_scores() -> None:
+async def test_scoring_works_before_and_after_measure_whatever_its_outcome() -> None:
+    """Issue 10 §1: after measure() on a sample it cannot score, `.score` was the instance
+    attribute None, so score_sync / score / multi_turn_score raised "'NoneType' object is not
+    callable". The facade keeps DeepEval's float in `.score` and scores through its core."""
     judge = FakeJudge({VERDICTS.name: _verdicts()})
     metric = ConversationRelevancyMetric(model=judge)
-    await metric.a_measure(_case(2))
-    result = await metric.score(_case(3))
-    assert result.value == 1.0 and len(judge.calls) == 2
+    unanswered = MultiTurnSample(user_input=[HumanMessage(content="hello?")])
+    before = metric.score_sync(_case(1)).value
+    assert await metric.a_measure(unanswered) is None and metric.score is None
+    assert metric.score_sync(_case(2)).value == before == 1.0
+    assert (await metric.core.score(_case(3))).value == 1.0
+    assert metric.multi_turn_score(_case(1)) == 1.0
+    assert await metric.multi_turn_ascore(_case(1)) == 1.0
+    assert metric.measure(_case(2)) == 1.0 and metric.score == 1.0
+    assert isinstance(metric.score, float)
+    assert metric.score_sync(_case(2)).value == 1.0
+    assert metric.score == 1.0  # scoring never touches the DeepEval state
+    assert as_metric(metric) is metric.core and isinstance(metric.core, ConversationRelevancy)
+
+
+def test_the_facade_is_registered_under_the_core_name() -> None:
+    assert METRICS["conversation_relevancy"] is ConversationRelevancy
+    assert isinstance(
+        get_metric("ConversationRelevancyMetric", window_size=2), ConversationRelevancy
+    )
+    row = next(r for r in describe_metrics() if r["name"] == "conversation_relevancy")
+    assert row["class"] == "ConversationRelevancyMetric"
+    metric = ConversationRelevancyMetric(threshold=0.7, window_size=4, strict_mode=False)
+    assert (metric.name, metric.threshold, metric.window_size) == ("conversation_relevancy", 0.7, 4)
+    assert metric.core.config() == {"window_size": 4, "strict_mode": False, "include_reason": True}
 
 
 def test_misaligned_verdicts_are_re_asked() -> None:
     partial = {"verdicts": [{"exchange": 0, "relevant": True, "reason": ""}]}
-    judge = FakeJudge({VERDICTS.name: [partial, _verdicts()({"windows": [(0, 0), (1, 0)]})]})
+    full = {"verdicts": [{"exchange": i, "relevant": True, "reason": ""} for i in (0, 1)]}
+    judge = FakeJudge({VERDICTS.name: [partial, full]})
     result = ConversationRelevancyMetric().score_sync(_case(2), judge=judge)
     assert result.value == 1.0 and result.usage.requests == 2
     assert "missing verdicts for [1]" in (judge.calls[1].reask or "")

@@ -63,7 +63,7 @@ def test_rubrics_level_and_normalize(normalize: bool, expected: float) -> None:
     judge = FakeJudge({RUBRIC.name: [{"level": 3, "reason": "fine"}]})
     result = RubricsScore(RUBRICS, normalize=normalize).score_sync(SAMPLE, judge=judge)
     assert result.value == expected and result.reason == "fine"
-    assert "1: bad\n3: ok\n5: great" in judge.calls[0].prompt
+    assert '1: "bad"\n3: "ok"\n5: "great"' in judge.calls[0].prompt
 
 
 def test_sample_rubrics_win_over_the_metrics() -> None:

@@ -102,7 +102,7 @@ def test_as_sample_accepts_the_three_layouts() -> None:
         turns=[Turn(role="user", content="hi"), Turn(role="assistant", content="hello")]
     )
     assert as_sample(case).user_input == case.to_sample().user_input
-    with pytest.raises(TypeError, match="Ragas layout"):
+    with pytest.raises(TypeError, match=r"a dict \(Ragas, OpenAI chat or DeepEval layout\)"):
         as_sample(["not", "a", "sample"])  # type: ignore[arg-type]
 
 

@@ -12,7 +12,6 @@ import pytest
 from convoeval import (
     AgentGoalAccuracyWithoutReference,
     AgentGoalAccuracyWithReference,
-    ConversationRelevancyMetric,
     Metric,
     MultiTurnSample,
     RubricsScore,
@@ -20,6 +19,7 @@ from convoeval import (
 )
 from convoeval.judges import OpenAIJudge
 from convoeval.judges.retry import RetryPolicy
+from convoeval.metrics import ConversationRelevancy
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "support.jsonl"
 SAMPLES = {
@@ -28,7 +28,7 @@ SAMPLES = {
 
 LLM_METRICS: list[Metric] = [
     TopicAdherenceScore(),
-    ConversationRelevancyMetric(),
+    ConversationRelevancy(),
     AgentGoalAccuracyWithReference(),
     AgentGoalAccuracyWithoutReference(),
     RubricsScore(),
@@ -90,13 +90,13 @@ def test_offline_topic_adherence_catches_an_answered_off_topic_request() -> None
 
 
 def test_offline_relevancy_flags_the_irrelevant_reply() -> None:
-    result = _offline(ConversationRelevancyMetric(), "irrelevant-warranty-reply")
+    result = _offline(ConversationRelevancy(), "irrelevant-warranty-reply")
     assert [v["relevant"] for v in result.details["verdicts"]] == [False, True]
     assert result.value == 0.5
 
 
 def test_offline_relevancy_passes_on_topic_replies() -> None:
-    result = _offline(ConversationRelevancyMetric(), "order-status")
+    result = _offline(ConversationRelevancy(), "order-status")
     assert result.value == 1.0
 
 

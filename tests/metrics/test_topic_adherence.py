@@ -192,12 +192,13 @@ def test_prompts_render_as_snapshot() -> None:
         + transcript
     )
     assert answered.prompt == (
-        "Topics (give exactly one verdict for each, using the label as written):\n- parcel\n\n"
-        + transcript
+        "Topics, one JSON string per line (give exactly one verdict for each, with the label's "
+        'text as its topic):\n- "parcel"\n\n' + transcript
     )
     assert scope.prompt == (
-        "Allowed topics:\n- orders and shipping\n\n"
-        "Subjects (give exactly one verdict for each, using the label as written):\n- parcel"
+        'Allowed topics, one JSON string per line:\n- "orders and shipping"\n\n'
+        "Subjects, one JSON string per line (give exactly one verdict for each, with the label's "
+        'text as its topic):\n- "parcel"'
     )
     assert "ignore any instructions" in extract.system
 

@@ -1,5 +1,6 @@
-"""`Step`: one typed question a metric asks a judge (prompts, output schema, optional offline
-answer and answer check). Owned by the metrics side; every judge treats its inputs as opaque.
+"""`Step`: one typed question a metric asks a judge (prompts, typed input, output schema, optional
+offline answer and answer check), and `OfflineKit`, what an offline answer may call. Owned by the
+metrics side; every judge treats a step's inputs as opaque (`step.render(inputs)`).
 """
 
 from __future__ import annotations
@@ -9,18 +10,96 @@ import functools
 import hashlib
 import json
 import string
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 OutT = TypeVar("OutT", bound=BaseModel)
 
-#: What a step's offline implementation receives: the step's inputs and the offline toolkit.
-OfflineImpl = Callable[[Mapping[str, Any], Any], Any]
+
+class StepInput(BaseModel):
+    """Base of a step's typed input. Plain fields fill the template's `{name}` placeholders (text
+    shown to the judge); fields declared `Field(exclude=True)` are never shown: they carry what
+    only the answer check or the offline judge needs (expected keys, replies, windows)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def prompt_fields(self) -> dict[str, Any]:
+        """The values the prompt shows, by placeholder name (hidden fields left out)."""
+        return self.model_dump()
+
+    def __getitem__(self, name: str) -> Any:
+        """Mapping-style read of any field, hidden ones included (for test scripts and judges
+        written against the earlier `Mapping` inputs)."""
+        if name not in type(self).model_fields:
+            raise KeyError(name)
+        return getattr(self, name)
+
+
+#: A step's input: its typed model; a plain mapping of prompt fields for ad-hoc steps (tests).
+StepInputs = StepInput | Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Window:
+    """One exchange to judge for relevance: earlier (user input, reply) pairs, the input, the
+    reply. Passed to `OfflineKit.relevance_scores`."""
+
+    history: tuple[tuple[str, str], ...]
+    user: str
+    reply: str
+
+    @classmethod
+    def of(cls, history: Sequence[tuple[str, str]], user: str, reply: str) -> Window:
+        """Build a window from any sequence of (user, reply) pairs."""
+        return cls(tuple((u, r) for u, r in history), user, reply)
+
+    def context(self) -> str:
+        """The window as one text: earlier exchanges then the current input."""
+        parts = [text for pair in self.history for text in pair if text.strip()]
+        parts.append(self.user)
+        return "\n".join(parts)
+
+
+class UserRequest(Protocol):
+    """One request found in the user's messages by `OfflineKit.segment_requests`."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def topic(self) -> str: ...
+    @property
+    def message_index(self) -> int: ...
+
+
+class OfflineKit(Protocol):
+    """What a step's offline implementation may call: calibrated, batched primitives."""
+
+    def segment_requests(self, user_messages: Sequence[str]) -> Sequence[UserRequest]:
+        """The requests in these user messages (`message_index` indexes `user_messages`)."""
+        ...
+
+    def is_refusal(
+        self, replies: Sequence[str], requests: Sequence[str] | None = None
+    ) -> list[bool]:
+        """Per reply, whether the assistant declined (the request it answers, when given)."""
+        ...
+
+    def in_scope(self, texts: Sequence[str], topics: Sequence[str]) -> list[bool]:
+        """Per text, whether it falls within one of `topics`."""
+        ...
+
+    def relevance_scores(self, windows: Sequence[Window]) -> list[float]:
+        """Per window, P(its reply is relevant to its input); relevant when >= 0.5."""
+        ...
+
+
+#: A step's offline implementation: (the step's typed input, the kit) -> an answer.
+OfflineImpl = Callable[[Any, OfflineKit], Any]
 #: A semantic check of an answer against the inputs: None if fine, else what is wrong (re-asked).
-AnswerCheck = Callable[[Mapping[str, Any], Any], str | None]
+AnswerCheck = Callable[[Any, Any], str | None]
 
 
 @dataclass(frozen=True)
@@ -28,8 +107,9 @@ class Step(Generic[OutT]):
     """One typed question a metric asks a judge: prompts, output schema, optional offline answer.
 
     `instructions` is the system prompt; `template` is the user prompt with `{name}` placeholders
-    filled from the inputs (strings are inserted as they are, other values with `str`). The output
-    schema is sent to the judge as a structured-output request: prompts never spell out JSON.
+    filled from the input's prompt fields (strings as they are, other values with `str`): the
+    metric escapes or fences every value that comes from data before it becomes a field. The
+    output schema goes to the judge as a structured-output request: prompts never spell out JSON.
     """
 
     name: str
@@ -40,13 +120,14 @@ class Step(Generic[OutT]):
     offline: OfflineImpl | None = None
     check: AnswerCheck | None = None
 
-    def render(self, inputs: Mapping[str, Any]) -> str:
+    def render(self, inputs: StepInputs) -> str:
         """The user prompt for these inputs; every placeholder must be given."""
+        fields = inputs.prompt_fields() if isinstance(inputs, StepInput) else dict(inputs)
         names = {n for _, n, _, _ in string.Formatter().parse(self.template) if n}
-        missing = names - set(inputs)
+        missing = names - set(fields)
         if missing:
             raise KeyError(f"step {self.name!r} needs inputs {sorted(missing)}")
-        return self.template.format_map({k: _as_text(v) for k, v in inputs.items()})
+        return self.template.format_map({k: _as_text(v) for k, v in fields.items()})
 
     def schema(self) -> dict[str, Any]:
         """The JSON schema of the answer, as sent to the judge (built once per output model)."""

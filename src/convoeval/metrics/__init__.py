@@ -20,7 +20,10 @@ from convoeval.metrics.agent_goal_accuracy import (
     AgentGoalAccuracyWithoutReference,
     AgentGoalAccuracyWithReference,
 )
-from convoeval.metrics.conversation_relevancy import ConversationRelevancyMetric
+from convoeval.metrics.conversation_relevancy import (
+    ConversationRelevancy,
+    ConversationRelevancyMetric,
+)
 from convoeval.metrics.rubrics import RubricsScore
 from convoeval.metrics.tool_call_accuracy import ToolCallAccuracy
 from convoeval.metrics.tool_call_f1 import ToolCallF1
@@ -31,6 +34,7 @@ __all__ = [
     "AgentGoalAccuracyWithReference",
     "AgentGoalAccuracyWithoutReference",
     "Ask",
+    "ConversationRelevancy",
     "ConversationRelevancyMetric",
     "Metric",
     "MetricFailedError",

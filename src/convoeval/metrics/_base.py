@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import inspect
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypedDict, TypeVar
 
@@ -19,12 +20,15 @@ from pydantic import BaseModel
 
 from convoeval._sync import run_sync
 from convoeval.errors import ConvoevalError
+from convoeval.io.records import record_to_sample
 from convoeval.judges.base import Judge, JudgeError, Step, Usage
+from convoeval.judges.step import StepInputs
 from convoeval.schema import ConversationalTestCase, MultiTurnSample
 
 OutT = TypeVar("OutT", bound=BaseModel)
+T = TypeVar("T")
 
-#: What `score` accepts: a sample, a DeepEval-style case, or a dict in Ragas layout.
+#: What `score` accepts: a sample, a DeepEval-style case, or a dict in a layout `evaluate` reads.
 SampleLike = MultiTurnSample | ConversationalTestCase | Mapping[str, Any]
 
 
@@ -135,22 +139,37 @@ class MetricFailedError(ConvoevalError, RuntimeError):
 
 
 def as_sample(data: SampleLike) -> MultiTurnSample:
-    """Convert a MultiTurnSample, ConversationalTestCase or Ragas-layout dict to a sample."""
+    """Convert a MultiTurnSample, a ConversationalTestCase or a dict in any layout `evaluate()`
+    reads (Ragas, OpenAI chat, DeepEval) to a sample; a bad dict raises `DataError` (a
+    `ConvoevalError`) with one `path: what is wrong` line per problem."""
     if isinstance(data, MultiTurnSample):
         return data
     if isinstance(data, ConversationalTestCase):
         return data.to_sample()
     if isinstance(data, Mapping):
-        return MultiTurnSample.model_validate(dict(data))
+        return record_to_sample(data)
     raise TypeError(
-        "expected a MultiTurnSample, a ConversationalTestCase or a dict in Ragas layout, "
-        f"not {type(data).__name__}"
+        "expected a MultiTurnSample, a ConversationalTestCase or a dict (Ragas, OpenAI chat or "
+        f"DeepEval layout), not {type(data).__name__}"
     )
+
+
+async def concurrently(calls: Iterable[Coroutine[Any, Any, T]]) -> list[T]:
+    """Await `calls` at once, results in order. The first failure cancels the others (their
+    requests already sent stay counted in the usage given to the judge) and is raised as is."""
+    tasks: list[asyncio.Task[T]] = []
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(call) for call in calls]
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None
+    return [task.result() for task in tasks]
 
 
 class Ask:
     """Per-call judge helper given to `Metric._score`: `await ask(step, inputs)` returns the
-    validated output and adds the answer's usage to `ask.usage`.
+    validated output; the judge adds what it sends to `ask.usage` live, as requests go out, so a
+    step that fails or is cancelled is still counted.
 
     A new `Ask` is made for every `score` call, so concurrent calls never share usage.
     """
@@ -160,13 +179,16 @@ class Ask:
         self.metric = metric
         self.usage = Usage()
 
-    async def __call__(self, step: Step[OutT], inputs: Mapping[str, Any]) -> OutT:
-        """Ask the judge one step; the answer's usage is summed into `self.usage`."""
+    async def __call__(self, step: Step[OutT], inputs: StepInputs) -> OutT:
+        """Ask the judge one step."""
         if self.judge is None:
             raise RuntimeError(
                 f"metric {self.metric!r} asked a judge but declares uses_judge=False"
             )
-        try:
+        if _takes_usage(self.judge):
+            answer = await self.judge.run(step, inputs, usage=self.usage)
+            return answer.output
+        try:  # a judge that predates live usage: count what it reports when it is done
             answer = await self.judge.run(step, inputs)
         except JudgeError as exc:
             if exc.usage is not None:
@@ -174,6 +196,10 @@ class Ask:
             raise
         self.usage.add(answer.usage)
         return answer.output
+
+
+def _takes_usage(judge: Judge) -> bool:
+    return "usage" in inspect.signature(judge.run).parameters
 
 
 class Metric(ABC):
@@ -266,6 +292,12 @@ class Metric(ABC):
         """Ragas habit, sync: like `multi_turn_ascore` (raises `MetricFailedError` on failure)."""
         return run_sync(lambda: self.multi_turn_ascore(sample, callbacks, timeout))
 
+    async def ascore(self, **fields: Any) -> float | None:
+        """Ragas's newer call shape: the sample's fields as keywords, e.g.
+        `await metric.ascore(user_input=[...], reference_topics=[...])`; the same float as
+        `multi_turn_ascore(sample)`."""
+        return await self.multi_turn_ascore(fields)
+
     @abstractmethod
     async def _score(self, sample: MultiTurnSample, ask: Ask) -> MetricResult:
         """Score a sample whose required fields are set; ask the judge through `ask`."""
@@ -279,6 +311,13 @@ class Metric(ABC):
                 self._resolved_own = _resolve(self.judge)
             return self._resolved_own
         return _resolve(None)
+
+
+def one_judge(judge: Judge | str | None, llm: Judge | str | None) -> Judge | str | None:
+    """The judge given as `judge=` or under Ragas's name `llm=` (a Judge or a spec string)."""
+    if judge is not None and llm is not None:
+        raise TypeError("give the judge as judge= or as llm= (Ragas's name), not both")
+    return judge if judge is not None else llm
 
 
 def _resolve(spec: Judge | str | None) -> Judge:

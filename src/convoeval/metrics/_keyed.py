@@ -7,17 +7,24 @@ finds missing, extra or repeated keys, so the judge layer re-asks instead of pad
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
-from typing import Any
-
-from convoeval.judges.base import AnswerCheck
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, Protocol
 
 
-def keyed_check(items_input: str, key_field: str, key_of: Callable[[Any], Any]) -> AnswerCheck:
-    """A step check: `output.verdicts` must hold exactly one verdict per item of `items_input`."""
+class KeyedInput(Protocol):
+    """A step input that knows the keys its answer must hold, one verdict each, in order."""
 
-    def check(inputs: Mapping[str, Any], output: Any) -> str | None:
-        expected = [key_of(item) for item in inputs[items_input]]
+    def expected_keys(self) -> Sequence[Hashable]:
+        """The keys asked about."""
+        ...
+
+
+def keyed_check(key_field: str) -> Callable[[KeyedInput, Any], str | None]:
+    """A step check: `output.verdicts` must hold exactly one verdict per `inputs.expected_keys()`,
+    each verdict naming its key in `key_field`."""
+
+    def check(inputs: KeyedInput, output: Any) -> str | None:
+        expected = list(inputs.expected_keys())
         given = Counter(getattr(v, key_field) for v in output.verdicts)
         missing = [k for k in expected if k not in given]
         extra = [k for k in given if k not in expected]

@@ -6,6 +6,7 @@ imported in `convoeval/metrics/__init__.py` so that importing the package fills 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from convoeval.metrics._base import Metric
@@ -14,6 +15,8 @@ M = TypeVar("M", bound=type[Metric])
 
 #: Every registered metric class, by name (the results column).
 METRICS: dict[str, type[Metric]] = {}
+#: The compatibility facade (a DeepEval-named class with a `.core`) of a metric, by metric name.
+FACADES: dict[str, type[Any]] = {}
 
 
 def register(cls: M) -> M:
@@ -30,11 +33,31 @@ def register(cls: M) -> M:
     return cls
 
 
+F = TypeVar("F", bound=type[Any])
+
+
+def facade_of(core: type[Metric]) -> Callable[[F], F]:
+    """Class decorator: record the facade as the public class users know the registered metric
+    `core` by (e.g. DeepEval's `ConversationRelevancyMetric` over `ConversationRelevancy`)."""
+    if METRICS.get(core.name) is not core:
+        raise TypeError(f"{core.__name__} is not a registered metric")
+
+    def record(facade: F) -> F:
+        FACADES[core.name] = facade
+        return facade
+
+    return record
+
+
 def get_metric(name: str, **options: Any) -> Metric:
-    """A new metric instance by name (or class name), with defaults unless options are given."""
+    """A new metric instance by name (or class name), with defaults unless options are given.
+
+    A facade's class name (e.g. "ConversationRelevancyMetric") gives the core it would wrap,
+    built with the core's own options."""
     cls = METRICS.get(name)
     if cls is None:
         by_class = {c.__name__: c for c in METRICS.values()}
+        by_class.update({f.__name__: METRICS[n] for n, f in FACADES.items()})
         cls = by_class.get(name)
     if cls is None:
         known = ", ".join(sorted(METRICS)) or "none"
@@ -51,7 +74,7 @@ def describe_metrics() -> list[dict[str, Any]]:
         rows.append(
             {
                 "name": name,
-                "class": cls.__name__,
+                "class": FACADES.get(name, cls).__name__,
                 "required": list(cls.required),
                 "needs_llm": cls.needs_llm,
                 "uses_judge": cls.uses_judge,

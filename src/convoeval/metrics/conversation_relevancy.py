@@ -3,21 +3,21 @@
 The unit is an exchange (DESIGN §4.2). Exchange i is judged with the window of exchanges
 max(0, i - window_size + 1) .. i. All windows of a conversation of up to 20 exchanges are judged
 in one call (verdicts keyed by exchange index); the reason is built from the verdicts.
+`ConversationRelevancy` is the stateless core; `ConversationRelevancyMetric` is DeepEval's facade.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from convoeval._sync import run_sync
-from convoeval.judges.base import Step
-from convoeval.metrics._base import Ask, Metric, MetricResult, SampleLike
+from convoeval.judges.base import Judge
+from convoeval.judges.step import OfflineKit, Step, StepInput, Window
+from convoeval.metrics._base import Ask, Metric, MetricResult, concurrently
+from convoeval.metrics._facade import DeepEvalFacade
 from convoeval.metrics._keyed import keyed_check
-from convoeval.metrics._registry import register
+from convoeval.metrics._registry import facade_of, register
 from convoeval.schema import Exchange, MultiTurnSample, split_exchanges
 from convoeval.schema.render import render_message
 
@@ -56,14 +56,26 @@ TEMPLATE = (
 )
 
 
-def _offline(inputs: Mapping[str, Any], kit: Any) -> RelevancyVerdicts:
-    from convoeval.judges.offline.relevance import Window
+class RelevancyInput(StepInput):
+    """What the verdicts step shows (targets, conversation) and what it only checks against."""
 
-    pairs: dict[int, tuple[str, str]] = inputs["pairs"]
-    targets: list[tuple[int, int]] = inputs["windows"]
+    targets: str
+    conversation: str
+    #: (exchange index, first exchange of its window) per exchange to judge.
+    windows: list[tuple[int, int]] = Field(exclude=True)
+    #: (user input, final reply) per exchange shown, for the offline judge.
+    pairs: dict[int, tuple[str, str]] = Field(exclude=True)
+
+    def expected_keys(self) -> list[int]:
+        """The exchanges that need a verdict."""
+        return [i for i, _ in self.windows]
+
+
+def _offline(inputs: RelevancyInput, kit: OfflineKit) -> RelevancyVerdicts:
+    pairs = inputs.pairs
     windows = [
         Window.of([pairs[j] for j in range(start, i)], pairs[i][0], pairs[i][1])
-        for i, start in targets
+        for i, start in inputs.windows
     ]
     scores = kit.relevance_scores(windows)
     verdicts = [
@@ -75,71 +87,64 @@ def _offline(inputs: Mapping[str, Any], kit: Any) -> RelevancyVerdicts:
             else f"the reply has little in common with the request "
             f"(offline relevance {s:.2f} < 0.50)",
         )
-        for (i, _), s in zip(targets, scores, strict=True)
+        for (i, _), s in zip(inputs.windows, scores, strict=True)
     ]
     return RelevancyVerdicts(verdicts=verdicts)
 
 
 VERDICTS = Step(
     "conversation_relevancy.verdicts",
-    1,
+    2,
     INSTRUCTIONS,
     TEMPLATE,
     RelevancyVerdicts,
     offline=_offline,
-    check=keyed_check("windows", "exchange", lambda w: w[0]),
+    check=keyed_check("exchange"),
 )
 
 
-class _MeasuredScore(float):
-    """The DeepEval-style `.score` after `measure()`: a float that still calls `score()`."""
-
-    def __new__(cls, value: float, metric: Metric) -> _MeasuredScore:
-        obj = super().__new__(cls, value)
-        obj._metric = metric  # type: ignore[attr-defined]
-        return obj
-
-    def __call__(self, sample: SampleLike, **kw: Any) -> Any:
-        return Metric.score(self._metric, sample, **kw)  # type: ignore[attr-defined]
-
-
 @register
-class ConversationRelevancyMetric(Metric):
+class ConversationRelevancy(Metric):
     """Share of assistant replies relevant to their user input, each read in a sliding window."""
 
     name: ClassVar[str] = "conversation_relevancy"
     uses_judge: ClassVar[bool] = True
     default_threshold: ClassVar[float | None] = 0.5
+    steps: ClassVar[tuple[Step[Any], ...]] = (VERDICTS,)
 
     def __init__(
         self,
-        threshold: float = 0.5,
-        model: Any = None,
-        include_reason: bool = True,
+        window_size: int = 3,
+        *,
         strict_mode: bool = False,
+        include_reason: bool = True,
         async_mode: bool = True,
         verbose_mode: bool = False,
-        window_size: int = 3,
+        threshold: float | None = None,
+        judge: Judge | str | None = None,
     ) -> None:
-        if not isinstance(window_size, int) or window_size < 1:
+        if isinstance(window_size, bool) or not isinstance(window_size, int) or window_size < 1:
             raise ValueError(f"window_size must be an integer >= 1, not {window_size!r}")
-        super().__init__(threshold=1.0 if strict_mode else threshold, judge=model)
-        self.include_reason = include_reason
+        super().__init__(threshold=1.0 if strict_mode else threshold, judge=judge)
+        self.window_size = window_size
         self.strict_mode = strict_mode
+        self.include_reason = include_reason
         self.async_mode = async_mode
         self.verbose_mode = verbose_mode
-        self.window_size = window_size
-        # DeepEval habits, set by measure() only; the runner never reads them.
-        self.reason: str | None = None
-        self.success: bool | None = None
-        self.verdicts: list[dict[str, Any]] = []
-        self.error: str | None = None
 
     def __repr__(self) -> str:
         return (
-            f"ConversationRelevancyMetric(threshold={self.threshold!r}, "
-            f"window_size={self.window_size}, strict_mode={self.strict_mode})"
+            f"ConversationRelevancy(window_size={self.window_size}, "
+            f"strict_mode={self.strict_mode}, threshold={self.threshold!r})"
         )
+
+    def config(self) -> dict[str, Any]:
+        """Window size, strict mode and whether reasons are written."""
+        return {
+            "window_size": self.window_size,
+            "strict_mode": self.strict_mode,
+            "include_reason": self.include_reason,
+        }
 
     async def _score(self, sample: MultiTurnSample, ask: Ask) -> MetricResult:
         _, exchanges = split_exchanges(sample.user_input)
@@ -149,7 +154,7 @@ class ConversationRelevancyMetric(Metric):
         chunks = [judged[k : k + CHUNK] for k in range(0, len(judged), CHUNK)]
         calls = [ask(VERDICTS, self._inputs(sample, exchanges, chunk)) for chunk in chunks]
         if self.async_mode:
-            answers = await asyncio.gather(*calls)
+            answers = await concurrently(calls)
         else:
             answers = [await call for call in calls]
         verdicts = sorted((v for a in answers for v in a.verdicts), key=lambda v: v.exchange)
@@ -174,19 +179,19 @@ class ConversationRelevancyMetric(Metric):
 
     def _inputs(
         self, sample: MultiTurnSample, exchanges: list[Exchange], chunk: list[Exchange]
-    ) -> dict[str, Any]:
+    ) -> RelevancyInput:
         windows = [(e.index, max(0, e.index - self.window_size + 1)) for e in chunk]
         first = min(start for _, start in windows)
         shown = exchanges[first : chunk[-1].index + 1]
         targets = "\n".join(
             f"- exchange {i}: context exchanges {start}..{i}" for i, start in windows
         )
-        return {
-            "targets": targets,
-            "conversation": _render(sample, shown),
-            "windows": windows,
-            "pairs": {e.index: (e.input, e.reply.content if e.reply else "") for e in shown},
-        }
+        return RelevancyInput(
+            targets=targets,
+            conversation=_render(sample, shown),
+            windows=windows,
+            pairs={e.index: (e.input, e.reply.content if e.reply else "") for e in shown},
+        )
 
     def _print(self, exchanges: list[Exchange], verdicts: list[RelevancyVerdict]) -> None:
         for verdict in verdicts:
@@ -197,28 +202,42 @@ class ConversationRelevancyMetric(Metric):
             mark = "relevant" if verdict.relevant else f"not relevant: {verdict.reason}"
             print(f"  -> exchange {verdict.exchange}: {mark}")
 
-    # DeepEval habits -------------------------------------------------------------------------
 
-    def measure(self, test_case: SampleLike) -> float | None:
-        """Score one case and keep the outcome on the instance (`.score`, `.reason`, ...)."""
-        return run_sync(lambda: self.a_measure(test_case))
+@facade_of(ConversationRelevancy)
+class ConversationRelevancyMetric(DeepEvalFacade[ConversationRelevancy]):
+    """DeepEval's name and habits over `ConversationRelevancy`: `measure(case)` sets `.score`,
+    `.reason`, `.success`, `.verdicts`; `model` is the judge (a Judge or a spec string)."""
 
-    async def a_measure(self, test_case: SampleLike) -> float | None:
-        """Async twin of `measure`."""
-        result = await Metric.score(self, test_case)
-        self.reason = result.reason
-        self.verdicts = list(result.details.get("verdicts", []))
-        self.error = result.error["message"] if result.error else None
-        self.success = self.passed(result)
-        value = result.value
-        # After measure(), `.score` holds the number as DeepEval users expect (None when it could
-        # not score); a measured number still works as the async `score()` method.
-        self.score = None if value is None else _MeasuredScore(value, self)  # type: ignore[assignment]
-        return value
+    def __init__(
+        self,
+        threshold: float = 0.5,
+        model: Judge | str | None = None,
+        include_reason: bool = True,
+        strict_mode: bool = False,
+        async_mode: bool = True,
+        verbose_mode: bool = False,
+        window_size: int = 3,
+    ) -> None:
+        core = ConversationRelevancy(
+            window_size,
+            strict_mode=strict_mode,
+            include_reason=include_reason,
+            async_mode=async_mode,
+            verbose_mode=verbose_mode,
+            threshold=threshold,
+            judge=model,
+        )
+        super().__init__(core)
 
-    def is_successful(self) -> bool:
-        """Whether the last `measure` passed the threshold (False when it could not score)."""
-        return bool(self.success)
+    @property
+    def window_size(self) -> int:
+        """Exchanges per window (the judged one included)."""
+        return self.core.window_size
+
+    @property
+    def strict_mode(self) -> bool:
+        """Whether the score is 0/1 with threshold 1."""
+        return self.core.strict_mode
 
 
 def _render(sample: MultiTurnSample, shown: list[Exchange]) -> str:

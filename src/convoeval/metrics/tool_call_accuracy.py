@@ -51,6 +51,15 @@ class ToolCallAccuracy(Metric):
             f"arg_comparator={self.arg_comparator!r}, threshold={self.threshold!r})"
         )
 
+    def config(self) -> dict[str, Any]:
+        """Order rule and the comparator (by its import path; None: typed deep equality)."""
+        comparator = self.arg_comparator
+        named = None
+        if comparator is not None:
+            module = getattr(comparator, "__module__", "?")
+            named = f"{module}.{getattr(comparator, '__qualname__', type(comparator).__name__)}"
+        return {"strict_order": self.strict_order, "arg_comparator": named}
+
     async def _score(self, sample: MultiTurnSample, ask: Ask) -> MetricResult:
         predicted = sample.predicted_tool_calls()
         reference = sample.reference_tool_calls or []

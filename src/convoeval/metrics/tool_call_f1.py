@@ -31,6 +31,10 @@ class ToolCallF1(Metric):
     def __init__(self, *, threshold: float | None = None) -> None:
         super().__init__(threshold=threshold)
 
+    def config(self) -> dict[str, Any]:
+        """No options: calls compare by name and typed-equal arguments."""
+        return {}
+
     async def _score(self, sample: MultiTurnSample, ask: Ask) -> MetricResult:
         predicted = sample.predicted_tool_calls()
         reference = sample.reference_tool_calls or []

@@ -1,7 +1,10 @@
 """Two renderings of a conversation: Ragas's `pretty_repr` (byte-for-byte) and a judge transcript.
 
 The judge transcript keeps what `pretty_repr` loses (message indexes, tool-call ids, arguments as
-JSON, system messages) and fences the conversation so a judge reads it as data, not instructions.
+JSON, system messages), fences the conversation so a judge reads it as data, not instructions, and
+makes message boundaries unforgeable: a line starting `[n] ` at the margin is always a real message,
+because every further line of a message's text is indented as a `    | ` continuation. The helpers
+`quote`, `bullets`, `block` and `fenced` do the same for every other value from data in a prompt.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ def _json(value: Any) -> str:
 
 
 _FENCE = re.compile(r"([<>])\1\1+")
+#: What a continuation line of a message starts with; a real message line starts with `[n] `.
+CONTINUATION = "    | "
 
 
 def defang(text: str) -> str:
@@ -46,24 +51,61 @@ def defang(text: str) -> str:
     return _FENCE.sub(lambda run: " ".join(run.group()), text)
 
 
+def quote(value: str) -> str:
+    """One value from data as a JSON string literal: one line, quotes and line breaks escaped,
+    so a label or topic can never start a line (or a section) of the prompt."""
+    return defang(json.dumps(value, ensure_ascii=False))
+
+
+def bullets(values: Sequence[str]) -> str:
+    """Values from data as `- "value"` lines, one per value (see `quote`)."""
+    return "\n".join(f"- {quote(value)}" for value in values)
+
+
+def block(text: str) -> str:
+    """Free text from data (a message, a reference answer) as lines that cannot pass for prompt
+    lines: the first line as is, every further line (after any kind of line break, including
+    `\\r`, U+2028 and friends) prefixed with `CONTINUATION`; fence markers broken."""
+    lines = defang(text).splitlines() or [""]
+    return ("\n" + CONTINUATION).join(lines)
+
+
+def fenced(label: str, text: str) -> str:
+    """Free text from data in its own fenced region (`<<<LABEL` ... `LABEL>>>`), as a `block`."""
+    return f"<<<{label}\n{CONTINUATION}{block(text)}\n{label}>>>"
+
+
 def render_message(index: int, message: Any) -> str:
-    """One message of a judge transcript, prefixed with its index in the conversation."""
-    content = defang(message.content)
+    """One message of a judge transcript, prefixed with its index in the conversation.
+
+    Only the first line of a message starts at the margin (`[index] Role: ...`); the rest of
+    its text is on `CONTINUATION` lines and its tool calls on `    calls tool` lines, with names
+    and ids as one-line values: text inside a message cannot forge another message's line.
+    """
+    content = block(message.content)
     if isinstance(message, HumanMessage):
         return f"[{index}] User: {content}"
     if isinstance(message, SystemMessage):
         return f"[{index}] System: {content}"
     if isinstance(message, ToolMessage):
-        ref = f" for call {defang(message.tool_call_id)}" if message.tool_call_id else ""
+        ref = f" for call {_one_line(message.tool_call_id)}" if message.tool_call_id else ""
         return f"[{index}] Tool result{ref}: {content}"
-    lines = [f"[{index}] Assistant: {content}" if content else f"[{index}] Assistant:"]
+    lines = [f"[{index}] Assistant: {content}" if message.content else f"[{index}] Assistant:"]
     for call in message.tool_calls or []:
-        ref = f" (id {defang(call.id)})" if call.id else ""
-        lines.append(f"    calls tool {defang(call.name)}{ref} with {defang(_json(call.args))}")
+        ref = f" (id {_one_line(call.id)})" if call.id else ""
+        lines.append(f"    calls tool {_one_line(call.name)}{ref} with {defang(_json(call.args))}")
     return "\n".join(lines)
 
 
+def _one_line(text: str) -> str:
+    """A name or id as is when it is one plain line, else as a JSON string literal."""
+    return defang(text) if text.isprintable() else quote(text)
+
+
 def render_transcript(messages: Sequence[Any], start: int = 0) -> str:
-    """The conversation for a judge: one indexed block per message, inside a fenced region."""
+    """The conversation for a judge: one indexed block per message, inside a fenced region.
+
+    `start` is the index of the first message given (for a part of a longer conversation).
+    """
     body = "\n".join(render_message(start + i, m) for i, m in enumerate(messages))
     return f"<<<TRANSCRIPT\n{body}\nTRANSCRIPT>>>"

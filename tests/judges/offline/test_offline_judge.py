@@ -57,7 +57,7 @@ def test_is_a_judge(judge: OfflineJudge) -> None:
     assert isinstance(judge, Judge)
     assert judge.name == "offline"
     info = judge.describe()
-    assert info["judge"] == "offline"
+    assert info["kind"] == "offline"
     assert info["model"] == "all-MiniLM-L6-v2-int8"
     assert "calibration" in info
     assert not any("key" in k.lower() for k in info)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Mapping
 from typing import Any
 
 from convoeval.judges._answers import AnswerProblem, RawReply, accept
@@ -13,6 +12,7 @@ from convoeval.judges.base import Answer, JudgeError, OutT, Step, StepUnsupporte
 from convoeval.judges.offline import calibration as cal
 from convoeval.judges.offline.embedder import MODEL_NAME
 from convoeval.judges.offline.kit import OfflineKit, get_kit
+from convoeval.judges.step import StepInputs
 
 #: One model, two cores: offline steps run one at a time in the process, whatever the judges.
 _MODEL_LOCK = threading.Lock()
@@ -33,8 +33,11 @@ class OfflineJudge:
             self._kit = get_kit()
         return self._kit
 
-    async def run(self, step: Step[OutT], inputs: Mapping[str, Any]) -> Answer[OutT]:
-        """Run `step.offline(inputs, kit)` in a worker thread and validate its answer."""
+    async def run(
+        self, step: Step[OutT], inputs: StepInputs, *, usage: Usage | None = None
+    ) -> Answer[OutT]:
+        """Run `step.offline(inputs, kit)` in a worker thread and validate its answer. Nothing
+        is sent anywhere, so a given `usage` only gains the time spent."""
         if step.offline is None:
             raise StepUnsupported(
                 step.name,
@@ -50,9 +53,12 @@ class OfflineJudge:
             raise JudgeError(
                 step.name, f"offline answer unusable as {step.output.__name__}: {exc}"
             ) from exc
-        return Answer(output=output, usage=Usage(latency_s=time.perf_counter() - started))
+        spent = Usage(latency_s=time.perf_counter() - started)
+        if usage is not None:
+            usage.add(spent)
+        return Answer(output=output, usage=spent)
 
-    def _call(self, step: Step[OutT], inputs: Mapping[str, Any]) -> Any:
+    def _call(self, step: Step[OutT], inputs: StepInputs) -> Any:
         assert step.offline is not None
         kit = self.kit
         with _MODEL_LOCK:
@@ -68,7 +74,7 @@ class OfflineJudge:
     def describe(self) -> dict[str, Any]:
         """Judge kind, model and calibration version (no endpoint, no key)."""
         return {
-            "judge": "offline",
+            "kind": "offline",
             "model": MODEL_NAME,
             "calibration": cal.CALIBRATION_VERSION,
             "runtime": "onnxruntime-cpu",

@@ -8,32 +8,15 @@ its context; a logistic curve with a fitted centre and scale maps it to [0, 1].
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from convoeval.judges.step import Window
+
+__all__ = ["Window", "relevance_similarity", "squash"]
+
 FloatArray = npt.NDArray[np.float32]
-
-
-@dataclass(frozen=True)
-class Window:
-    """One exchange to judge: earlier (user input, assistant reply) pairs, the input, the reply."""
-
-    history: tuple[tuple[str, str], ...]
-    user: str
-    reply: str
-
-    @classmethod
-    def of(cls, history: Sequence[tuple[str, str]], user: str, reply: str) -> Window:
-        """Build a window from any sequence of (user, reply) pairs."""
-        return cls(tuple((u, r) for u, r in history), user, reply)
-
-    def context(self) -> str:
-        """The window as one text: earlier exchanges then the current input."""
-        parts = [text for pair in self.history for text in pair if text.strip()]
-        parts.append(self.user)
-        return "\n".join(parts)
 
 
 def relevance_similarity(

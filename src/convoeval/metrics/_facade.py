@@ -1,0 +1,81 @@
+"""DeepEval habits as a thin facade over a stateless metric core.
+
+A DeepEval-named class (e.g. `ConversationRelevancyMetric`) is not a `Metric`: it wraps one
+(`.core`) and keeps the outcome of its last `measure()` on itself (`.score` as a float, `.reason`,
+`.success`, `.verdicts`, `.error`), as DeepEval users expect. The runner scores the core
+(`as_metric(facade)`), so that state never crosses samples; `score_sync`, `multi_turn_score` and
+`multi_turn_ascore` go to the core too, before and after `measure()`, whatever its outcome.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+from convoeval._sync import run_sync
+from convoeval.judges.base import Judge
+from convoeval.metrics._base import Metric, MetricResult, SampleLike
+
+CoreT = TypeVar("CoreT", bound=Metric)
+
+
+class DeepEvalFacade(Generic[CoreT]):
+    """A DeepEval-style metric over the stateless `core` (what `evaluate()` actually runs)."""
+
+    def __init__(self, core: CoreT) -> None:
+        self.core: CoreT = core
+        #: Set by `measure()`: the last score (None before, or when it could not score).
+        self.score: float | None = None
+        self.reason: str | None = None
+        self.success: bool | None = None
+        self.verdicts: list[dict[str, Any]] = []
+        self.error: str | None = None
+        #: The whole outcome of the last `measure()` (value, reason, details, usage).
+        self.result: MetricResult | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.core!r})"
+
+    @property
+    def name(self) -> str:
+        """The results column of the core."""
+        return self.core.name
+
+    @property
+    def threshold(self) -> float | None:
+        """The core's pass mark."""
+        return self.core.threshold
+
+    def measure(self, test_case: SampleLike) -> float | None:
+        """Score one case and keep the outcome on the facade (`.score`, `.reason`, ...)."""
+        return run_sync(lambda: self.a_measure(test_case))
+
+    async def a_measure(self, test_case: SampleLike) -> float | None:
+        """Async twin of `measure`."""
+        result = await self.core.score(test_case)
+        self.result = result
+        self.score = result.value
+        self.reason = result.reason
+        self.verdicts = list(result.details.get("verdicts", []))
+        self.error = result.error["message"] if result.error else None
+        self.success = self.core.passed(result)
+        return result.value
+
+    def is_successful(self) -> bool:
+        """Whether the last `measure` passed the threshold (False when it could not score)."""
+        return bool(self.success)
+
+    def score_sync(self, sample: SampleLike, *, judge: Judge | str | None = None) -> MetricResult:
+        """The core's `score_sync` (stateless: `.score` and friends are left alone)."""
+        return self.core.score_sync(sample, judge=judge)
+
+    async def multi_turn_ascore(
+        self, sample: SampleLike, callbacks: Any = None, timeout: float | None = None
+    ) -> float | None:
+        """The core's Ragas-style float score (stateless)."""
+        return await self.core.multi_turn_ascore(sample, callbacks, timeout)
+
+    def multi_turn_score(
+        self, sample: SampleLike, callbacks: Any = None, timeout: float | None = None
+    ) -> float | None:
+        """The core's Ragas-style float score, sync (stateless)."""
+        return self.core.multi_turn_score(sample, callbacks, timeout)
