@@ -64,6 +64,7 @@ def assert_conversation(
     passes whenever it scored). Unscored and failed results count as failing, with the reason.
     Returns the results by metric name when all pass. Names get `thresholds[name]` if given.
     """
+    __tracebackhide__ = True  # pytest shows the failure list, not this function's source
     if isinstance(metrics, Metric | str):
         metrics = [metrics]
     chosen = build_metrics(metrics, thresholds)
