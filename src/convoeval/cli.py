@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from convoeval._cli_options import Greedy, default_output, fields, pairs, topics
 from convoeval._version import VERSION
@@ -75,23 +74,21 @@ def validate(data: Path, layout: str, max_errors: int) -> None:
 @main.command("metrics")
 def list_metrics() -> None:
     """List every metric, its class, the fields it needs, and whether it needs an LLM judge."""
+    import shutil
+    import textwrap
+
     from convoeval.metrics import describe_metrics
 
-    table = Table(title="convoeval metrics")
-    table.add_column("metric", no_wrap=True)
-    table.add_column("class")
-    for column in ("needs fields", "judge", "what it measures"):
-        table.add_column(column)
+    width = max(40, min(shutil.get_terminal_size().columns, 100))
     for info in describe_metrics():
         judge = (
             "LLM judge"
             if info["needs_llm"]
-            else ("offline or LLM" if info["uses_judge"] else "none")
+            else ("offline or LLM judge" if info["uses_judge"] else "no judge")
         )
-        table.add_row(
-            info["name"], info["class"], ", ".join(info["required"]), judge, info["description"]
-        )
-    Console().print(table)  # the terminal's width (80 columns when not a terminal)
+        click.echo(f"{info['name']} ({info['class']})")
+        about = f"needs {', '.join(info['required'])}; {judge}. {info['description']}"
+        click.echo(textwrap.fill(about, width, initial_indent="  ", subsequent_indent="  "))
 
 
 #: Exit codes (DESIGN §7): 2 unusable input or options, 3 a --fail-under gate failed,

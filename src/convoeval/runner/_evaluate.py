@@ -49,6 +49,15 @@ from convoeval.runner.rows import ResultRow, RunMeta
 #: Records in flight per unit of `max_concurrency` (a slow record never stalls the others).
 WINDOW_FACTOR = 4
 DEFAULT_CONCURRENCY = 16
+#: evaluate() keyword -> resolve_judge option, for a judge given as a spec.
+_JUDGE_OPTIONS = {
+    "base_url": "base_url",
+    "api_key": "api_key",
+    "max_concurrency": "concurrency",
+    "cache": "cache",
+    "timeout": "timeout",
+    "retry_budget": "retry_budget",
+}
 
 
 class RunOptions(TypedDict, total=False):
@@ -112,7 +121,9 @@ async def aevaluate(
     options or results file, unreachable judge) before any judge call; a pair that fails gives
     a failed result, unless `raise_exceptions`, which raises the first failure.
     """
-    given = [v for v in (samples, options.get("dataset"), options.get("test_cases")) if v]
+    given = [
+        v for v in (samples, options.get("dataset"), options.get("test_cases")) if v is not None
+    ]
     if len(given) != 1:
         raise UsageError("give the samples once: samples, dataset= or test_cases=")
     data = getattr(given[0], "samples", given[0])  # a Ragas EvaluationDataset holds .samples
@@ -175,14 +186,14 @@ async def _evaluate(
 ) -> EvaluationResult:
     chosen, scan, skipped = _choose(source, metrics, judge, options)
     concurrency = options.get("max_concurrency")
-    judge_options = {
-        "base_url": options.get("base_url"),
-        "api_key": options.get("api_key"),
-        "concurrency": concurrency,
-        "cache": options.get("cache"),
-        "timeout": options.get("timeout"),
-        "retry_budget": options.get("retry_budget"),
-    }
+    given = {name: options.get(name) for name in _JUDGE_OPTIONS}
+    named = sorted(name for name, value in given.items() if value is not None)
+    if named and judge is not None and not isinstance(judge, str):
+        raise UsageError(
+            f"{', '.join(named)} configure a judge built from a spec; a Judge object carries "
+            "its own settings (e.g. OpenAIJudge(model, concurrency=4, cache=False))"
+        )
+    judge_options = {_JUDGE_OPTIONS[name]: value for name, value in given.items()}
     plan = plan_judges(chosen, judge, judge_options)
     try:
         output = options.get("output")

@@ -211,15 +211,9 @@ def plan_judges(
 
     A metric with its own judge keeps it when the run is given none. A metric that needs an LLM
     judge, paired with the offline judge, is an `OfflineJudgeError` naming the option to use.
-    `options` configure a judge built from a spec; with a Judge object they are refused.
+    `options` configure a judge built from a spec (the caller refuses them with an object).
     """
     given = {k: v for k, v in options.items() if v is not None}
-    if given and judge is not None and not isinstance(judge, str):
-        raise UsageError(
-            f"{', '.join(sorted(given))} configure a judge built from a spec; a Judge object "
-            "carries its own settings (for example OpenAIJudge(model, concurrency=4, "
-            "cache=False)): set them there"
-        )
     askers = [m for m in metrics if m.uses_judge]
     main: Judge | None = None
     if askers and (judge is not None or any(m.judge is None for m in askers)):
