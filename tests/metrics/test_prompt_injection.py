@@ -12,6 +12,7 @@ from typing import Any
 from convoeval import AIMessage, HumanMessage, MultiTurnSample
 from convoeval.judges.fake import FakeCall, FakeJudge
 from convoeval.metrics import (
+    METRICS,
     AgentGoalAccuracyWithoutReference,
     AgentGoalAccuracyWithReference,
     ConversationRelevancy,
@@ -45,6 +46,8 @@ def _margin(prompt: str) -> list[str]:
 
 
 def _assert_unforgeable(call: FakeCall, items: int = 0) -> None:
+    asked = {s.name for cls in METRICS.values() for s in cls.steps}
+    assert call.step in asked  # every step a metric asks is declared in its `steps`
     lines = _margin(call.prompt)
     messages = [line for line in lines if line.startswith("[")]
     assert all(any(line.startswith(real) for real in REAL) for line in messages), messages
