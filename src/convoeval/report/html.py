@@ -139,9 +139,10 @@ def render_report(result: EvaluationResult, max_conversations: int = MAX_CONVERS
     for row in result.rows():
         scores = row.get("scores") or {}
         for metric in names:
-            if scores.get(metric) is not None:
+            score = scores.get(metric)
+            if score is not None:
                 start, stop, count = ranges[metric]
-                counts[metric][bin_of(float(scores[metric]), start, stop, count)] += 1
+                counts[metric][bin_of(float(score), start, stop, count)] += 1
         if len(bodies) < max_conversations:
             bodies.append(_conversation(row, names, thresholds))
             failed = sorted(row.get("errors") or {})

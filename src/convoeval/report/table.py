@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rich.table import Table
@@ -41,7 +42,7 @@ def summary_table(result: EvaluationResult) -> Table:
     return table
 
 
-def judge_label(judge: dict[str, Any] | None) -> str:
+def judge_label(judge: Mapping[str, Any] | None) -> str:
     """A short human name of the run's judge: kind and model."""
     if not judge:
         return "none (no metric asked a judge)"

@@ -233,6 +233,12 @@ class EvaluationResult:
         columns += [f"{n}_{s}" for n in names for s in ("reason", "error")]
         return pd.DataFrame.from_records(records, columns=columns)
 
+    def _repr_html_(self) -> str:
+        """The notebook view (Jupyter): summary and first rows as HTML tables."""
+        from convoeval.report.notebook import result_html
+
+        return result_html(self)
+
     def __repr__(self) -> str:
         parts = []
         for name, s in self.summary().items():
