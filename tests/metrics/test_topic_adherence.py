@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from convoeval import AIMessage, HumanMessage, MultiTurnSample
+from convoeval.errors import ConvoevalError
 from convoeval.judges.fake import FakeJudge
 from convoeval.metrics import MissingFieldsError, TopicAdherenceScore
 from convoeval.metrics.topic_adherence import ANSWERED, EXTRACT, SCOPE
@@ -223,3 +225,94 @@ def test_an_injected_instruction_in_the_transcript_changes_neither_steps_nor_sch
     assert extract.count("TRANSCRIPT>>>") == 1 and extract.endswith("TRANSCRIPT>>>")
     assert set(EXTRACT.schema()["properties"]) == {"topics"}
     assert result.value == 1.0
+
+
+def _long(requests: int) -> MultiTurnSample:
+    messages: list[HumanMessage | AIMessage] = []
+    for i in range(requests):
+        messages += [
+            HumanMessage(content=f"Where is my order number {i}?"),
+            AIMessage(content=f"Order {i} ships tomorrow."),
+        ]
+    return MultiTurnSample(user_input=messages, reference_topics=["orders and shipping"])
+
+
+def test_offline_judge_scores_a_conversation_of_forty_requests() -> None:
+    """Issue 12 item 3: more than 30 user requests failed offline ("at most 30 items")."""
+    result = TopicAdherenceScore().score_sync(_long(40), judge="offline")
+    assert not result.failed and result.value == 1.0
+    assert len(result.details["topics"]) == 40 and result.details["tp"] == 40
+
+
+def test_long_conversations_are_extracted_and_judged_in_bounded_parts() -> None:
+    def extract(inputs: Any) -> dict[str, Any]:
+        topics = [
+            {"topic": f"order {i} {k}", "message_index": i, "quote": "order"}
+            for i in inputs.user_positions
+            for k in range(2)
+        ][:30]
+        return {"topics": topics}
+
+    def verdicts(field: str) -> Any:
+        return lambda inputs: {
+            "verdicts": [{"topic": t, field: True} for t in inputs.expected_keys()]
+        }
+
+    judge = FakeJudge(
+        {
+            EXTRACT.name: extract,
+            ANSWERED.name: verdicts("answered"),
+            SCOPE.name: verdicts("in_scope"),
+        }
+    )
+    result = _score(judge, sample=_long(25))  # 25 user messages, 2 topics each: 50 topics
+    parts = judge.calls_for(EXTRACT.name)
+    assert [c.inputs.user_positions[0] for c in parts] == [0, 20, 40]  # 10 user messages a call
+    assert parts[1].prompt.count("] User:") == 10 and "\n[20] User: " in parts[1].prompt
+    assert len(judge.calls_for(ANSWERED.name)) == len(judge.calls_for(SCOPE.name)) == 2
+    assert result.usage.requests == 3 + 2 + 2 and len(result.details["topics"]) == 50
+
+
+def test_llm_is_ragas_name_for_the_judge() -> None:
+    judge = _judge([("parcel", True, True)])
+    assert TopicAdherenceScore(llm=judge).score_sync(SAMPLE).value == 1.0
+    with pytest.raises(TypeError, match="not both"):
+        TopicAdherenceScore(llm=judge, judge=judge)
+
+
+def test_score_sync_takes_every_dict_layout_evaluate_reads() -> None:
+    openai = {
+        "messages": [
+            {"role": "user", "content": "Where is my parcel?"},
+            {"role": "assistant", "content": "It arrives tomorrow."},
+        ],
+        "reference_topics": ["orders and shipping"],
+    }
+    deepeval = {
+        "turns": [
+            {"role": "user", "content": "Where is my parcel?"},
+            {"role": "assistant", "content": "It arrives tomorrow."},
+        ],
+        "reference_topics": ["orders and shipping"],
+    }
+    for record in (openai, deepeval, SAMPLE.to_dict()):
+        judge = _judge([("parcel", True, True)])
+        assert TopicAdherenceScore().score_sync(record, judge=judge).value == 1.0
+
+
+def test_a_bad_dict_raises_convoevals_error_with_the_field_path() -> None:
+    bad = {"user_input": [{"type": "human", "content": "hi"}, {"type": "ai", "content": 3}]}
+    with pytest.raises(ConvoevalError, match=r"user_input\[1\]\.content") as caught:
+        TopicAdherenceScore().score_sync(bad, judge=FakeJudge({}))
+    assert not isinstance(caught.value, ValidationError)
+
+
+async def test_ragas_ascore_keywords_give_the_multi_turn_score() -> None:
+    topics = [("parcel", True, True), ("stocks", True, False)]
+    fields = SAMPLE.to_dict()
+    scorer = TopicAdherenceScore(llm=_judge(topics))
+    by_keywords = await scorer.ascore(
+        user_input=fields["user_input"], reference_topics=fields["reference_topics"]
+    )
+    by_sample = await TopicAdherenceScore(llm=_judge(topics)).multi_turn_ascore(SAMPLE)
+    assert by_keywords == by_sample == pytest.approx(2 / 3, abs=0)
