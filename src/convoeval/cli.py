@@ -298,6 +298,10 @@ def run(
     limits = pairs(thresholds, "--threshold")
     gates = pairs(fail_under, "--fail-under")
     target = output or default_output(data)
+    if judge.strip().lower() == "offline" and (base_url or api_key) and not quiet:
+        click.echo(
+            "note: --base-url and --api-key are used only by an openai/MODEL judge", err=True
+        )
     try:
         chosen = resolve_judge(
             judge,

@@ -226,3 +226,30 @@ def test_a_bug_shows_its_traceback_instead_of_invalid_input(tmp_path: Path) -> N
     )
     assert done.returncode == 1
     assert "Traceback" in done.stderr and "TypeError: an internal bug" in done.stderr
+
+
+def test_other_layouts_run_with_messages_field_and_field_paths(tmp_path: Path) -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "find", "arguments": '{"n": 1}'}}
+    record = {
+        "traj": [
+            {"role": "user", "content": "find order 1"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": "order 1: shipped"},
+            {"role": "assistant", "content": "order 1 has shipped"},
+        ],
+        "info": {"task": {"actions": [{"name": "find", "kwargs": {"n": 1}}]}},
+        "reward": 1.0,
+    }
+    (tmp_path / "tau.json").write_text(json.dumps([record, record]))
+    done = _convoeval(
+        "run", "tau.json", "-m", "tool_call_f1", "--messages-field", "traj",
+        "--field", "reference_tool_calls=info.task.actions",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = _rows(tmp_path / "tau.results.jsonl")
+    assert [r["scores"]["tool_call_f1"] for r in rows] == [1.0, 1.0]
+    meta = json.loads((tmp_path / "tau.results.jsonl.meta.json").read_text())
+    assert meta["options"]["messages_field"] == "traj"
+    bad = _convoeval("run", "tau.json", "-m", "tool_call_f1", "--field", "nopath", cwd=tmp_path)
+    assert bad.returncode == 2 and "NAME=PATH" in bad.stderr

@@ -67,3 +67,29 @@ def test_without_metrics_the_scan_keeps_what_the_data_supports() -> None:
     skipped = result.meta["skipped_metrics"]
     assert "1 of 2 records lack it" in skipped["topic_adherence"]
     assert "LLM judge" in skipped["agent_goal_accuracy"]
+
+
+def test_progress_lines_use_singular_for_one_record() -> None:
+    out = io.StringIO()
+    progress = PlainProgress(out, interval_s=3600)
+    progress.start(1, 0)
+    progress.advance()
+    assert out.getvalue().splitlines() == [
+        "convoeval: scoring 1 of 1 record",
+        out.getvalue().splitlines()[1],
+    ]
+    assert out.getvalue().splitlines()[1].startswith("convoeval: scored 1/1 record (100%)")
+
+
+def test_progress_is_a_rich_bar_in_a_notebook(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    from convoeval.runner import make_progress
+
+    assert type(make_progress(True)).__name__ == "PlainProgress"  # stderr is not a terminal here
+
+    class ZMQInteractiveShell:  # the class name rich looks for to detect a Jupyter kernel
+        pass
+
+    monkeypatch.setattr(builtins, "get_ipython", ZMQInteractiveShell, raising=False)
+    assert type(make_progress(True)).__name__ == "RichProgress"

@@ -231,7 +231,7 @@ async def _evaluate(
                     path,
                     _jobs(source.items(), rows, path, chosen, plan, options),
                     on_row,
-                    window=max(2, WINDOW_FACTOR * (concurrency or DEFAULT_CONCURRENCY)),
+                    window=_window(concurrency, plan),
                 )
             finally:
                 shown.close()
@@ -240,6 +240,12 @@ async def _evaluate(
     finally:
         await plan.close_clients(chosen)
     return EvaluationResult(path, meta, aggregates, prices=options.get("prices"), owned_dir=owned)
+
+
+def _window(concurrency: int | None, plan: JudgePlan) -> int:
+    """Records in flight or waiting to be written: a few per concurrent judge request."""
+    limit = concurrency or (plan.describe() or {}).get("concurrency")
+    return max(2, WINDOW_FACTOR * (limit if isinstance(limit, int) else DEFAULT_CONCURRENCY))
 
 
 def _meta(

@@ -1,4 +1,4 @@
-"""Progress of a run: a rich bar on a terminal, plain lines otherwise, or nothing.
+"""Progress of a run: a rich bar on a terminal or in a notebook, plain lines otherwise, or nothing.
 
 Plain lines (for CI logs and pipes) come every 10% of the records or every few seconds,
 whichever is first, so a long run shows it is alive without flooding the log.
@@ -59,7 +59,7 @@ class PlainProgress:
         self._started = self._last_time = time.monotonic()
         self._last_count = done
         resumed = f", {done} already done (resumed)" if done else ""
-        self._line(f"scoring {total - done} of {total} records{resumed}")
+        self._line(f"scoring {total - done} of {total} {_records(total)}{resumed}")
 
     def advance(self) -> None:
         """Count a record; print a line when 10% more are done or some seconds have passed."""
@@ -78,7 +78,9 @@ class PlainProgress:
         elapsed = max(now - self._started, 1e-9)
         rate = (self.count - self._base) / elapsed
         share = 100.0 * self.count / self.total if self.total else 100.0
-        self._line(f"scored {self.count}/{self.total} records ({share:.0f}%), {rate:.1f}/s")
+        self._line(
+            f"scored {self.count}/{self.total} {_records(self.total)} ({share:.0f}%), {rate:.1f}/s"
+        )
 
     def close(self) -> None:
         """Print the final count unless the last line already did."""
@@ -88,6 +90,10 @@ class PlainProgress:
     def _line(self, text: str) -> None:
         self.stream.write(f"convoeval: {text}\n")
         self.stream.flush()
+
+
+def _records(count: int) -> str:
+    return "record" if count == 1 else "records"
 
 
 class RichProgress:
@@ -130,10 +136,18 @@ class RichProgress:
 
 
 def make_progress(show: bool, stream: IO[str] | None = None) -> Progress:
-    """A rich bar when stderr is a terminal, plain lines otherwise, nothing when not `show`."""
+    """A rich bar when stderr is a terminal or in a Jupyter notebook, plain lines otherwise,
+    nothing when not `show`."""
     if not show:
         return NoProgress()
     out = stream if stream is not None else sys.stderr
-    if stream is None and out.isatty():
+    if stream is None and (out.isatty() or _in_notebook()):
         return RichProgress()
     return PlainProgress(out)
+
+
+def _in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (rich then draws its bar as a widget)."""
+    from rich.console import Console
+
+    return Console().is_jupyter

@@ -77,6 +77,7 @@ class JudgeDescription(TypedDict, total=False):
     model: str
     endpoint: str
     calibration: str
+    concurrency: int
     describe_error: str
 
 
