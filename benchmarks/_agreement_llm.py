@@ -2,7 +2,7 @@
 
 The same three datasets as the offline figures, asked the way the metrics ask them: XSTest
 refusals through TopicAdherenceScore's `answered` step, CLINC150 scope through its `in_scope`
-step (the four topic lists), DBDC3 relevancy through ConversationRelevancyMetric itself (one
+step (the four topic lists), DBDC3 relevancy through ConversationRelevancy itself (one
 request per dialogue, window 3, verdicts of the voted system turns). A step the judge cannot
 answer (after its re-ask) is counted as failed and left out of the figures.
 """
@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
 from convoeval.judges import Judge, JudgeError
-from convoeval.metrics import ConversationRelevancyMetric
+from convoeval.metrics import ConversationRelevancy
 from convoeval.metrics.topic_adherence import ANSWERED, SCOPE, Topic
 from convoeval.schema import MultiTurnSample, split_exchanges
 
@@ -98,7 +98,7 @@ async def _relevancy(judge: Judge, dialogue: dict[str, Any]) -> list[tuple[bool,
     voted = {e.index: turns[e.last] for e in exchanges if e.answered and "O" in turns[e.last]}
     if not voted:
         return []
-    metric = ConversationRelevancyMetric(window_size=3)
+    metric = ConversationRelevancy(window_size=3)
     result = await metric.score(sample, judge=judge)
     if result.failed:
         return []

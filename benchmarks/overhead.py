@@ -36,7 +36,7 @@ from convoeval.judges import FakeJudge  # noqa: E402
 from convoeval.metrics import (  # noqa: E402
     AgentGoalAccuracyWithoutReference,
     AgentGoalAccuracyWithReference,
-    ConversationRelevancyMetric,
+    ConversationRelevancy,
     Metric,
     RubricsScore,
     ToolCallAccuracy,
@@ -91,7 +91,7 @@ def metrics() -> list[Metric]:
     """One instance of every registered metric."""
     return [
         TopicAdherenceScore(),
-        ConversationRelevancyMetric(),
+        ConversationRelevancy(),
         ToolCallAccuracy(),
         ToolCallF1(),
         AgentGoalAccuracyWithReference(),

@@ -37,7 +37,7 @@ from _workload import conversations  # noqa: E402
 
 from convoeval import EvaluationResult, aevaluate  # noqa: E402
 from convoeval.judges.openai_judge import OpenAIJudge  # noqa: E402
-from convoeval.metrics import ConversationRelevancyMetric, Metric, TopicAdherenceScore  # noqa: E402
+from convoeval.metrics import ConversationRelevancy, Metric, TopicAdherenceScore  # noqa: E402
 
 #: Judge requests each metric needs per conversation, as rounds of requests that depend on the
 #: previous round: TopicAdherenceScore extracts topics, then asks `answered` and `in_scope`.
@@ -186,7 +186,7 @@ def main() -> int:
             for cached in (False, True):
                 metrics: list[Metric] = [
                     TopicAdherenceScore(),
-                    ConversationRelevancyMetric(include_reason=True),
+                    ConversationRelevancy(include_reason=True),
                 ]
                 runs.extend(run_metric(m, data, server, conc, cached) for m in metrics)
             bare = asyncio.run(_bare_requests(server.url, 3 * n, conc))
