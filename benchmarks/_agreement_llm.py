@@ -17,8 +17,9 @@ from typing import Any, TypeVar
 
 from convoeval.judges import Judge, JudgeError
 from convoeval.metrics import ConversationRelevancy
-from convoeval.metrics.topic_adherence import ANSWERED, SCOPE, Topic
+from convoeval.metrics.topic_adherence import ANSWERED, SCOPE, AnsweredInput, ScopeInput, Topic
 from convoeval.schema import MultiTurnSample, split_exchanges
+from convoeval.schema.render import bullets
 
 T = TypeVar("T")
 SEED = 20261130
@@ -59,30 +60,24 @@ async def _answered(judge: Judge, row: dict[str, Any]) -> bool | None:
         }
     )
     topic = _topic(row["user"], 0)
-    inputs = {
-        "transcript": sample.to_transcript(),
-        "user_positions": [0],
-        "user_texts": [row["user"]],
-        "topics": [topic],
-        "topic_list": f"- {topic.topic}",
-        "replies": {0: row["assistant"]},
-    }
+    inputs = AnsweredInput(
+        transcript=sample.to_transcript(),
+        topics=[topic],
+        topic_list=bullets([topic.topic]),
+        replies={0: row["assistant"]},
+    )
     answer = await _guarded(judge.run(ANSWERED, inputs))
     return None if answer is None else answer.output.verdicts[0].answered
 
 
 async def _in_scope(judge: Judge, text: str, allowed: Sequence[str]) -> bool | None:
     topic = _topic(text, 0)
-    inputs = {
-        "transcript": "",
-        "user_positions": [0],
-        "user_texts": [text],
-        "topics": [topic],
-        "topic_list": f"- {topic.topic}",
-        "replies": {0: ""},
-        "reference_topics": list(allowed),
-        "allowed": "\n".join(f"- {t}" for t in allowed),
-    }
+    inputs = ScopeInput(
+        topics=[topic],
+        topic_list=bullets([topic.topic]),
+        reference_topics=list(allowed),
+        allowed=bullets(list(allowed)),
+    )
     answer = await _guarded(judge.run(SCOPE, inputs))
     return None if answer is None else answer.output.verdicts[0].in_scope
 
