@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import convoeval.metrics as metrics_pkg
@@ -115,3 +117,12 @@ def test_public_names_do_not_leak() -> None:
     }
     for name in metrics_pkg.__all__:
         assert hasattr(metrics_pkg, name)
+
+
+def test_metrics_use_no_judge_internals() -> None:
+    """Issue 10 §3: a metric talks to judges through `Step`, its typed input and the
+    `OfflineKit` protocol (judges/step.py), never through one judge's modules."""
+    package = Path(metrics_pkg.__file__).parent
+    for module in package.glob("*.py"):
+        text = module.read_text(encoding="utf-8")
+        assert "judges.offline" not in text and "openai_judge" not in text, module.name
