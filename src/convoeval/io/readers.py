@@ -23,8 +23,9 @@ from convoeval.schema.sample import MultiTurnSample
 
 #: The problem of a data file that holds no record at all.
 NO_RECORDS = "no records: the file holds no conversation (nothing to check or score)"
-#: (line or position, parsed record, problems found before conversion)
-_Row = tuple[int, Any, list[str]]
+#: (line or position, parsed record, problems found before conversion,
+#: and whether it is known to be within the limits of strict JSON already (see `convert_parsed`)
+_Row = tuple[int, Any, list[str], bool]
 
 
 def read_records(
@@ -60,7 +61,10 @@ def read_records(
     else:
         from convoeval.io.parquet_io import parquet_rows
 
-        rows = parquet_rows(source)
+        rows = (
+            (row, record, problems or problems_of(record), True)
+            for row, record, problems in parquet_rows(source)
+        )
     return _records(source, rows, format, kind, options)
 
 
@@ -93,17 +97,13 @@ def _records(
     """Convert parsed rows into Records (problems found while parsing win); a file without a
     single record raises `DataFileError` at the end: there is nothing to check or score."""
     element = kind == "json"
-    parsed = kind != "parquet"  # text parsed by strict_json; Parquet gives Python objects
     empty = True
-    for line, data, problems in rows:
+    for line, data, problems, checked in rows:
         empty = False
         if problems:
             yield Record(source, line, None, problems, element=element)
             continue
-        if not parsed and (errors := problems_of(data)):
-            yield Record(source, line, None, errors)
-            continue
-        sample, errors, layout = convert_parsed(data, format, options)
+        sample, errors, layout = convert_parsed(data, format, options, checked=checked)
         yield Record(source, line, sample, errors, layout, element)
     if empty:
         raise DataFileError(source, NO_RECORDS)
@@ -115,23 +115,24 @@ def _jsonl_rows(source: str, compressed: bool) -> Iterator[_Row]:
         with open_binary(source, compressed) as handle:
             for number, raw in enumerate(_lines(handle), start=1):
                 if raw is None:
-                    yield number, None, [files.line_too_long()]
+                    yield number, None, [files.line_too_long()], True
                     continue
                 if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                     raw = raw[3:]  # a UTF-8 byte order mark
                 try:
                     text = raw.decode("utf-8").rstrip()
                 except UnicodeDecodeError as exc:
-                    yield number, None, [f"not UTF-8 text (byte {exc.start + 1} of the line)"]
+                    problem = f"not UTF-8 text (byte {exc.start + 1} of the line)"
+                    yield number, None, [problem], True
                     continue
                 if not text.strip():
                     continue
                 try:
-                    yield number, strict_json.loads(text), []
+                    yield number, strict_json.loads(text), [], strict_json.shallow(text)
                 except json.JSONDecodeError as exc:
-                    yield number, None, [f"invalid JSON: {exc.msg} (column {exc.colno})"]
+                    yield number, None, [f"invalid JSON: {exc.msg} (column {exc.colno})"], True
                 except strict_json.StrictJSONError as exc:
-                    yield number, None, [str(exc)]
+                    yield number, None, [str(exc)], True
     except (OSError, EOFError) as exc:
         raise DataFileError(source, f"cannot read: {exc}") from exc
 
@@ -161,8 +162,8 @@ def _json_rows(source: str, compressed: bool) -> Iterator[_Row]:
         raise DataFileError(source, f"cannot read: {exc}") from exc
     try:
         elements = strict_json.array_elements(text)
-        for position, (item, problem) in enumerate(elements, start=1):
-            yield position, item, [problem] if problem else []
+        for position, (item, problem, shallow) in enumerate(elements, start=1):
+            yield position, item, [problem] if problem else [], shallow
     except json.JSONDecodeError as exc:
         at = f"[{exc.element}]: " if isinstance(exc, strict_json.ElementError) else ""
         raise DataFileError(
@@ -187,7 +188,7 @@ def _csv_rows(source: str, compressed: bool) -> Iterator[_Row]:
                 if header is None:
                     header = _header(source, cells)
                     continue
-                yield start, *_csv_record(header, cells)
+                yield start, *_csv_record(header, cells), False
     except csv.Error as exc:
         raise DataFileError(source, f"line {reader.line_num}: not valid CSV: {exc}") from exc
     except UnicodeDecodeError as exc:

@@ -102,13 +102,15 @@ def convert(
     problems = problems_of(data)
     if problems:
         return None, problems, None
-    return convert_parsed(data, format, options)
+    return convert_parsed(data, format, options, checked=True)
 
 
 def convert_parsed(
-    data: Any, format: str = "auto", options: Remap | None = None
+    data: Any, format: str = "auto", options: Remap | None = None, *, checked: bool = False
 ) -> tuple[MultiTurnSample | None, list[str], Layout | None]:
-    """`convert` for a record parsed by `strict_json.loads` (which already checked it)."""
+    """`convert` for a record parsed by `strict_json.loads`, which refused non-standard numbers
+    and duplicate keys but not every depth over the limit: unless `checked` (known to be within
+    the limits), the sample's free-form values are checked after conversion."""
     if not isinstance(data, Mapping):
         problem = f"a record must be a JSON object (one conversation), got {json_kind(data)}"
         return None, [problem], None
@@ -120,7 +122,7 @@ def convert_parsed(
     if layout is None:
         return None, problems, None
     sample, problems = _converted_record(data, layout)
-    if sample is not None:
+    if sample is not None and not checked:
         problems = sample_problems(sample)
     return (None if problems else sample), problems, layout
 

@@ -104,9 +104,17 @@ def loads(text: str | bytes) -> Any:
     return value
 
 
-def array_elements(text: str) -> Iterator[tuple[Any, str | None]]:
+def shallow(text: str, start: int = 0, end: int | None = None) -> bool:
+    """Whether JSON text (or `text[start:end]`) surely nests at most `MAX_DEPTH` deep: it has no
+    more opening brackets than that (a cheap count; brackets inside strings count too)."""
+    stop = len(text) if end is None else end
+    return text.count("{", start, stop) + text.count("[", start, stop) <= MAX_DEPTH
+
+
+def array_elements(text: str) -> Iterator[tuple[Any, str | None, bool]]:
     """The records of a .json file: the elements of its array (or its one object), parsed one
-    at a time, as (value, None) or (None, problem) when an element parses but is not strict JSON.
+    at a time, as (value, None, shallow) or (None, problem, True) when an element parses but is
+    not strict JSON; `shallow` is `shallow()` of the element's text.
 
     Bad syntax raises `json.JSONDecodeError` (an `ElementError`, naming the 0-based element,
     inside the array); a file that is not an array or an object raises `StrictJSONError`.
@@ -118,16 +126,17 @@ def array_elements(text: str) -> Iterator[tuple[Any, str | None]]:
         raise StrictJSONError(f"a .json data file must hold an array of records, got {got}")
     if text.startswith("{", start):
         try:
-            yield loads(text), None
+            yield loads(text), None, shallow(text)
         except StrictJSONError as exc:
-            yield None, str(exc)
+            yield None, str(exc), True
         return
     index, element = _ws(text, start + 1), 0
     if text.startswith("]", index):
         return _end(text, index + 1)
     while True:
-        value, problem, index = _element(text, index, element)
-        yield value, problem
+        value, problem, end = _element(text, index, element)
+        yield value, problem, problem is not None or shallow(text, index, end)
+        index = end
         index = _ws(text, index)
         if text.startswith(",", index):
             index, element = _ws(text, index + 1), element + 1
@@ -187,16 +196,23 @@ def sample_problems(sample: MultiTurnSample) -> list[str]:
     """Check the free-form values of a sample (metadata, tool arguments, any other field that is
     not a typed model) with `problems_of`, at their depth within the record."""
     problems: list[str] = []
-    for name, value in sample:
+    for name, value in sample.__dict__.items():
+        if value is None or type(value) is str:
+            continue
         if name == "user_input":
-            for index, message in enumerate(sample.user_input):
-                at = f"user_input[{index}]"
-                problems += problems_of(message.metadata, f"{at}.metadata", 4)
-                for position, call in enumerate(getattr(message, "tool_calls", None) or ()):
-                    problems += problems_of(call.args, f"{at}.tool_calls[{position}].args", 6)
+            for index, message in enumerate(value):
+                fields = message.__dict__
+                if fields["metadata"]:
+                    at = f"user_input[{index}].metadata"
+                    problems += problems_of(fields["metadata"], at, 4)
+                for position, call in enumerate(fields.get("tool_calls") or ()):
+                    if call.args:
+                        at = f"user_input[{index}].tool_calls[{position}].args"
+                        problems += problems_of(call.args, at, 6)
         elif name == "reference_tool_calls":
-            for position, call in enumerate(value or ()):
-                problems += problems_of(call.args, f"{name}[{position}].args", 4)
+            for position, call in enumerate(value):
+                if call.args:
+                    problems += problems_of(call.args, f"{name}[{position}].args", 4)
         else:
             problems += problems_of(value, name, 2)
     return problems
@@ -208,7 +224,7 @@ def problems_of(value: Any, path: str = "", depth: int = 1) -> list[str]:
     `depth` is the level of `value` itself within its record (1: the record). Iterative (no
     recursion); it stops at the first container deeper than `MAX_DEPTH`.
     """
-    if not isinstance(value, Mapping | list | tuple):
+    if not _is_container(value):
         if type(value) is float and not math.isfinite(value):
             return [_at(path, _non_finite(value))]
         return []
@@ -220,19 +236,25 @@ def problems_of(value: Any, path: str = "", depth: int = 1) -> list[str]:
         node, level = entry[0], entry[1]
         if level > MAX_DEPTH:
             return [TOO_DEEP]
-        if isinstance(node, _Duplicated):
+        if type(node) is _Duplicated:
             names = ", ".join(repr(k) for k in dict.fromkeys(node.duplicates))
             problems.append(_at(_path(entry, path), f"duplicate key {names} in one object"))
-        for key, child in node.items() if isinstance(node, Mapping) else enumerate(node):
+        mapping = type(node) is dict or (type(node) is not list and isinstance(node, Mapping))
+        for key, child in node.items() if mapping else enumerate(node):
             kind = type(child)
             if kind is str or kind is int or kind is bool or child is None:
                 continue
             if kind is float:
                 if not math.isfinite(child):
                     problems.append(_at(_path((None, 0, entry, key), path), _non_finite(child)))
-            elif isinstance(child, Mapping | list | tuple):
+            elif _is_container(child):
                 stack.append((child, level + 1, entry, key))
     return problems
+
+
+def _is_container(value: Any) -> bool:
+    kind = type(value)
+    return kind is dict or kind is list or isinstance(value, Mapping | list | tuple)
 
 
 def _path(entry: tuple[Any, int, Any, Any], base: str) -> str:
