@@ -174,7 +174,7 @@ def _print_notes(result: EvaluationResult) -> None:
 )
 @click.option(
     "--retry-budget",
-    type=click.FloatRange(min=0),
+    type=click.FloatRange(min=0, min_open=True),
     default=None,
     metavar="S",
     help="Total seconds of retries per judge step.",

@@ -121,6 +121,8 @@ def test_metric_options_are_checked_against_the_constructor(tmp_path: Path) -> N
         "run", "d.jsonl", "-m", "tool_call_f1", "--threshold", "tool_call_f1=5", cwd=tmp_path
     )
     assert high.returncode == 2 and "outside its scores' range [0, 1]" in high.stderr
+    typo = _convoeval("run", "d.jsonl", "-m", "tool_call_f", cwd=tmp_path)
+    assert typo.returncode == 2 and "did you mean 'tool_call_f1'?" in typo.stderr
 
 
 def test_limit_quiet_skip_invalid_and_the_default_output_name(tmp_path: Path) -> None:
@@ -253,3 +255,17 @@ def test_other_layouts_run_with_messages_field_and_field_paths(tmp_path: Path) -
     assert meta["options"]["messages_field"] == "traj"
     bad = _convoeval("run", "tau.json", "-m", "tool_call_f1", "--field", "nopath", cwd=tmp_path)
     assert bad.returncode == 2 and "NAME=PATH" in bad.stderr
+
+
+def test_timeout_and_retry_budget_reach_the_judge(tmp_path: Path, fault_server: Any) -> None:
+    _write(tmp_path / "d.jsonl", 1)
+    fault_server.stall(30).forever()
+    done = _convoeval(
+        "run", "d.jsonl", "-m", GOAL, "--no-cache", "--timeout", "0.2", "--retry-budget", "0.1",
+        *_judge_args(fault_server.url),
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 4, done.stderr
+    row = _rows(tmp_path / "d.results.jsonl")[0]
+    message = row["errors"][GOAL]["message"]
+    assert "timed out after 0.2 s" in message and "budget (0.1 s)" in message

@@ -5,6 +5,7 @@ the identity of a metric that resume compares.
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -42,7 +43,11 @@ def _value(text: str) -> Any:
 def _metric_class(name: str) -> type[Any]:
     cls = METRICS.get(name) or {c.__name__: c for c in METRICS.values()}.get(name)
     if cls is None:
-        raise UsageError(f"unknown metric {name!r}; known metrics: {', '.join(sorted(METRICS))}")
+        near = difflib.get_close_matches(name, list(METRICS), n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise UsageError(
+            f"unknown metric {name!r}{hint}; known metrics: {', '.join(sorted(METRICS))}"
+        )
     return cls
 
 
