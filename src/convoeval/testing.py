@@ -46,7 +46,7 @@ async def _score_all(
 ) -> list[MetricResult]:
     return list(
         await asyncio.gather(
-            *(Metric.score(m, sample, judge=j) for m, j in zip(metrics, judges, strict=True))
+            *(m.score(sample, judge=j) for m, j in zip(metrics, judges, strict=True))
         )
     )
 
