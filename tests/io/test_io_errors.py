@@ -53,7 +53,7 @@ EXPECTED = [
     "bad.jsonl:4: invalid JSON: Expecting ',' delimiter (column 51)",
     "bad.jsonl:6: a record must be a JSON object (one conversation), got a list",
     "bad.jsonl:7: user_input[1]: unknown message type 'assistant' (expected one of human, ai, "
-    "tool, system)",
+    "tool, system); did you mean 'ai'?",
     "bad.jsonl:8: topics: unknown field (not part of the schema)",
     "bad.jsonl:9: user_input[0].content: required field is missing",
     "bad.jsonl:10: user_input[0].content: must be a string, got int",
@@ -174,6 +174,15 @@ def test_deepeval_layout_errors() -> None:
             ],
         ),
         (
+            {"turns": [{"role": "human", "content": "hi"}, {"role": "ai", "content": "x"}]},
+            [
+                "turns[0].role: Input should be 'user', 'assistant', 'tool' or 'system'; did you "
+                "mean 'user'?",
+                "turns[1].role: Input should be 'user', 'assistant', 'tool' or 'system'; did you "
+                "mean 'assistant'?",
+            ],
+        ),
+        (
             {"turns": [{"role": "user", "content": "hi"}, {"role": "tool", "content": "x"}]},
             [
                 "turns[1]: ToolMessage must be preceded by an AIMessage somewhere in the "
@@ -278,3 +287,12 @@ def test_missing_optional_dependency_names_the_extra(
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
     )
     assert f'pip install "convoeval[{extra}]"' in done.stdout, done.stderr
+
+
+def test_openai_role_slips_get_a_hint() -> None:
+    with pytest.raises(DataError) as caught:
+        record_to_sample({"messages": [{"role": "human", "content": "hi"}]})
+    assert caught.value.problems == [
+        "messages[0].role: unknown role 'human' (expected one of system, developer, user, "
+        "assistant, tool, function); did you mean 'user'?"
+    ]

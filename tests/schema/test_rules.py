@@ -102,6 +102,25 @@ def test_tool_call_id_must_name_a_call_of_the_ai_message() -> None:
             id="no-type",
         ),
         pytest.param(
+            _msgs(H, {"type": "user", "content": "x"}, {"type": "Assistant", "content": "y"}),
+            [
+                "user_input[1]: unknown message type 'user' (expected one of human, ai, tool, "
+                "system); did you mean 'human'?",
+                "user_input[2]: unknown message type 'Assistant' (expected one of human, ai, "
+                "tool, system); did you mean 'ai'?",
+            ],
+            id="type-hints",
+        ),
+        pytest.param(
+            _msgs({"role": "user", "content": "x"}),
+            [
+                "user_input[0]: message has no 'type' field (expected one of human, ai, tool, "
+                "system); it has a 'role': OpenAI chat messages go under 'messages', not "
+                "'user_input'"
+            ],
+            id="role-instead-of-type",
+        ),
+        pytest.param(
             _msgs({"type": "human", "content": "x", "colour": "red"}),
             ["user_input[0].colour: unknown field (not part of the schema)"],
             id="unknown-message-field",

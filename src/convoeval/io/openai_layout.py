@@ -29,7 +29,7 @@ from convoeval.io._convert import (
 )
 from convoeval.io._convert import kind as json_kind
 from convoeval.io.errors import ConversionError
-from convoeval.schema.errors import describe_errors
+from convoeval.schema.errors import ROLE_HINTS, describe_errors, did_you_mean
 from convoeval.schema.messages import (
     AIMessage,
     Message,
@@ -122,6 +122,7 @@ def _from_openai(where: str, raw: Any, problems: list[str]) -> Message | None:
             f"{where}.role: required field is missing (expected one of {expected})"
             if "role" not in raw
             else f"{where}.role: unknown role {role!r} (expected one of {expected})"
+            + did_you_mean(role, ROLE_HINTS)
         )
         return None
     kind = _KIND[role]

@@ -9,6 +9,27 @@ from pydantic import ValidationError
 
 from convoeval.schema.messages import MESSAGE_TYPES
 
+#: Names from other layouts that users give as a Ragas message `type`, and the type they mean.
+TYPE_HINTS = {
+    "user": "human",
+    "assistant": "ai",
+    "bot": "ai",
+    "model": "ai",
+    "function": "tool",
+    "tool_result": "tool",
+    "developer": "system",
+}
+
+#: Names from other layouts that users give as a chat `role`, and the role they mean.
+ROLE_HINTS = {"human": "user", "ai": "assistant", "bot": "assistant", "model": "assistant"}
+
+
+def did_you_mean(given: object, hints: dict[str, str]) -> str:
+    """`; did you mean 'x'?` when `given` is a known slip, else nothing."""
+    meant = hints.get(given.lower()) if isinstance(given, str) else None
+    return f"; did you mean {meant!r}?" if meant else ""
+
+
 _PLAIN = {
     "extra_forbidden": "unknown field (not part of the schema)",
     "missing": "required field is missing",
@@ -40,12 +61,19 @@ def _message(error: Any) -> str:
     if kind in ("conversation_rule", "tool_call_id", "empty_conversation"):
         return str(error["msg"])
     if kind == "union_tag_invalid":
+        tag = ctx.get("tag")
         return (
-            f"unknown message type {ctx.get('tag')!r} (expected one of {', '.join(MESSAGE_TYPES)})"
+            f"unknown message type {tag!r} (expected one of {', '.join(MESSAGE_TYPES)})"
+            + did_you_mean(tag, TYPE_HINTS)
         )
     if kind == "union_tag_not_found":
-        return f"message has no 'type' field (expected one of {', '.join(MESSAGE_TYPES)})"
+        text = f"message has no 'type' field (expected one of {', '.join(MESSAGE_TYPES)})"
+        if isinstance(error.get("input"), dict) and "role" in error["input"]:
+            text += "; it has a 'role': OpenAI chat messages go under 'messages', not 'user_input'"
+        return text
     plain = _PLAIN.get(kind, str(error["msg"]))
+    if kind == "literal_error" and error.get("loc", ())[-1:] == ("role",):
+        plain += did_you_mean(error.get("input"), ROLE_HINTS)
     if kind.endswith("_type") and "input" in error:
         plain += f", got {type(error['input']).__name__}"
     return plain
