@@ -65,8 +65,8 @@ def assert_conversation(
     Returns the results by metric name when all pass. Names get `thresholds[name]` if given.
     """
     __tracebackhide__ = True  # pytest shows the failure list, not this function's source
-    if isinstance(metrics, Metric | str):
-        metrics = [metrics]
+    if isinstance(metrics, str) or not isinstance(metrics, Iterable):
+        metrics = [metrics]  # one metric, a metric facade (e.g. DeepEval-named) or a name
     chosen = build_metrics(metrics, thresholds)
     sample = as_sample(sample_or_case)
     for metric in chosen:

@@ -168,16 +168,21 @@ class KeywordJudge:
         self.fail_on = fail_on
         self.calls = 0
 
-    async def run(self, step: Step[Any], inputs: Mapping[str, Any]) -> Answer[Any]:
+    async def run(
+        self, step: Step[Any], inputs: Mapping[str, Any], *, usage: Usage | None = None
+    ) -> Answer[Any]:
         self.calls += 1
         text = step.render(inputs)
+        spent = Usage(requests=1, prompt_tokens=len(text), completion_tokens=3)
+        if usage is not None:  # counted as sent, before the answer is known
+            usage.add(spent)
         await asyncio.sleep(0)  # let concurrent scorings interleave
         if self.fail_on in text:
             raise JudgeError(step.name, "no valid answer after 3 attempts", raw="{oops")
         if "UNSUPPORTED" in text:
             raise StepUnsupported(step.name, f"the {self.name} judge cannot answer this")
         output = step.output.model_validate({"relevant": "ok" in text})
-        return Answer(output, Usage(requests=1, prompt_tokens=len(text), completion_tokens=3))
+        return Answer(output, spent)
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "keyword", "name": self.name}
@@ -220,7 +225,7 @@ async def test_judge_error_becomes_a_failed_result_with_partial_usage() -> None:
     assert result.failed and result.value is None
     assert result.error is not None and result.error["type"] == "JudgeError"
     assert "no valid answer after 3 attempts" in result.error["message"]
-    assert result.usage.requests == 2  # the two answers before the failure
+    assert result.usage.requests == 3  # two answers and the failed request, all sent
     unsupported = await HumanRelevance(judge=KeywordJudge()).score(_chat("UNSUPPORTED"))
     assert unsupported.error is not None and unsupported.error["type"] == "StepUnsupported"
     with pytest.raises(MetricFailedError, match="JudgeError") as caught:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import inspect
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Coroutine, Iterable, Mapping
@@ -185,21 +184,8 @@ class Ask:
             raise RuntimeError(
                 f"metric {self.metric!r} asked a judge but declares uses_judge=False"
             )
-        if _takes_usage(self.judge):
-            answer = await self.judge.run(step, inputs, usage=self.usage)
-            return answer.output
-        try:  # a judge that predates live usage: count what it reports when it is done
-            answer = await self.judge.run(step, inputs)
-        except JudgeError as exc:
-            if exc.usage is not None:
-                self.usage.add(exc.usage)
-            raise
-        self.usage.add(answer.usage)
+        answer = await self.judge.run(step, inputs, usage=self.usage)
         return answer.output
-
-
-def _takes_usage(judge: Judge) -> bool:
-    return "usage" in inspect.signature(judge.run).parameters
 
 
 class Metric(ABC):
