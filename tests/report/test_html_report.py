@@ -9,8 +9,9 @@ from pathlib import Path
 
 from _report_data import CLOSER, IMG, RLO_TOOL, SCORES, SCRIPT, feature_results, hostile_results
 
+from convoeval import AIMessage, HumanMessage, MultiTurnSample, SystemMessage, evaluate
 from convoeval.report import render_report, safe_json, write_report
-from convoeval.report.parts import bin_of, bins_for
+from convoeval.report.parts import SHARED_MIN_CHARS, bin_of, bins_for
 
 
 def test_hostile_text_is_escaped_and_only_our_scripts_exist(tmp_path: Path) -> None:
@@ -19,7 +20,7 @@ def test_hostile_text_is_escaped_and_only_our_scripts_exist(tmp_path: Path) -> N
     page = render_report(result)
     assert SCRIPT not in page and IMG not in page and CLOSER not in page
     assert "&lt;script&gt;window.__pwned = 1;" in page
-    assert "onerror=&quot;window.__pwned = 2;" in page
+    assert '&lt;img src="x" onerror="window.__pwned = 2;' in page
     scripts = re.findall(r"<script[^>]*>", page)
     assert scripts == ['<script type="application/json" id="convoeval-data">', "<script>"]
     assert "default-src 'none'" in page and "script-src 'sha256-" in page
@@ -104,12 +105,12 @@ def test_nested_argument_difference_shows_the_path_and_both_values(tmp_path: Pat
     page = render_report(feature_results(tmp_path))
     nested = page.split('data-index="0"', 1)[1].split('data-index="1"', 1)[0]
     accuracy = nested.split("<bdi>tool_call_accuracy</bdi>:", 1)[1].split("metric-block", 1)[0]
-    assert "<li><bdi>address.zip</bdi>: made <bdi>&quot;10002&quot;</bdi>, expected " in accuracy
-    assert "<bdi>&quot;10001&quot;</bdi></li>" in accuracy
+    assert '<li><bdi>address.zip</bdi>: made <bdi>"10002"</bdi>, expected ' in accuracy
+    assert '<bdi>"10001"</bdi></li>' in accuracy
     assert "address.street" not in accuracy and "<bdi>address</bdi>:" not in accuracy
     # A type difference shows both types: the string "8" was sent, the number 8 expected.
     bidi = page.split('data-index="1"', 1)[1]
-    assert "<li><bdi>order</bdi>: made <bdi>&quot;8&quot;</bdi>, expected <bdi>8</bdi></li>" in bidi
+    assert '<li><bdi>order</bdi>: made <bdi>"8"</bdi>, expected <bdi>8</bdi></li>' in bidi
 
 
 def test_tool_call_f1_details_are_tables_not_json_dumps(tmp_path: Path) -> None:
@@ -128,3 +129,25 @@ def test_record_metadata_is_shown(tmp_path: Path) -> None:
     assert "metadata: <table" in first
     assert "<td><bdi>reward</bdi></td><td><bdi>0.0</bdi></td>" in first
     assert "<td><bdi>task_id</bdi></td><td><bdi>17</bdi></td>" in first
+
+
+def test_a_long_text_in_several_conversations_is_written_once(tmp_path: Path) -> None:
+    policy = "You are the airline agent. " + "Follow the policy. " * 80
+    samples = [
+        MultiTurnSample(
+            user_input=[
+                SystemMessage(content=policy),
+                HumanMessage(content=f"question {i}"),
+                AIMessage(content=f"answer {i}"),
+            ],
+            reference_tool_calls=[],
+            id=f"c{i}",
+        )
+        for i in range(3)
+    ]
+    result = evaluate(samples, ["tool_call_f1"], output=tmp_path / "r.jsonl", show_progress=False)
+    page = render_report(result)
+    assert len(policy) >= SHARED_MIN_CHARS and page.count(policy) == 1
+    assert page.count('<a class="shared" href="#shared-1">shared text 1</a>') == 3
+    assert '<div class="msg" id="shared-1">' in page
+    assert page.count("question 1") == 1  # short texts stay in their conversation

@@ -79,6 +79,7 @@ JS = """
   var query = $("f-text"), metric = $("f-metric"), low = $("f-min"), high = $("f-max"),
     status = $("f-status"), prev = $("f-prev"), next = $("f-next");
   var state = { key: "index", dir: 1, page: 0 };
+  var current = rows;  // the rows shown now: all of them until the first render
   function number(input) {
     var v = input.value.trim();
     return v === "" || isNaN(Number(v)) ? null : Number(v);
@@ -126,9 +127,17 @@ JS = """
     var shown = rows.filter(keep).sort(compare);
     var pages = Math.max(1, Math.ceil(shown.length / PAGE));
     state.page = Math.max(0, Math.min(state.page, pages - 1));
-    var first = state.page * PAGE, page = shown.slice(first, first + PAGE), on = {};
-    page.forEach(function (row) { on[row.index] = true; list.appendChild(nodes[row.index]); });
-    rows.forEach(function (row) { nodes[row.index].hidden = !on[row.index]; });
+    var first = state.page * PAGE, page = shown.slice(first, first + PAGE);
+    var same = page.length === current.length &&
+      page.every(function (row, i) { return row === current[i]; });
+    if (!same) {  // touch only the rows that leave or join the page
+      current.forEach(function (row) { nodes[row.index].hidden = true; });
+      page.forEach(function (row) {
+        nodes[row.index].hidden = false;
+        list.appendChild(nodes[row.index]);
+      });
+      current = page;
+    }
     $("f-page").textContent = "page " + (state.page + 1) + " of " + pages;
     $("f-count").textContent = shown.length === 0 ? "no conversation matches" :
       "showing " + (first + 1) + "-" + (first + page.length) + " of " + shown.length +

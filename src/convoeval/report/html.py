@@ -11,13 +11,23 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Mapping
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from convoeval.report.assets import CSS, JS, script_hash
 from convoeval.report.details import metric_details
-from convoeval.report.parts import bin_of, bins_for, esc, histogram, name, transcript
+from convoeval.report.parts import (
+    SharedTexts,
+    bin_of,
+    bins_for,
+    esc,
+    histogram,
+    name,
+    transcript,
+)
 from convoeval.report.table import judge_label
 from convoeval.runner.results import EvaluationResult
 
@@ -90,7 +100,9 @@ def score_cell(row: Mapping[str, Any], metric: str, threshold: float | None) -> 
     return f'<span class="num{css}">{value:.3f}</span>'
 
 
-def _conversation(row: Mapping[str, Any], names: list[str], thresholds: dict[str, Any]) -> str:
+def _conversation(
+    row: Mapping[str, Any], names: list[str], thresholds: dict[str, Any], shared: SharedTexts
+) -> str:
     index = int(row["index"])
     cells = [
         f'<span class="num">{index}</span>',
@@ -101,7 +113,7 @@ def _conversation(row: Mapping[str, Any], names: list[str], thresholds: dict[str
     blocks = "".join(metric_details(n, row) for n in names)
     return (
         f'<details class="conv" data-index="{index}"><summary>{"".join(cells)}</summary>'
-        f'<div class="body">{where}{transcript(row.get("sample"))}{blocks}</div></details>'
+        f'<div class="body">{where}{transcript(row.get("sample"), shared)}{blocks}</div></details>'
     )
 
 
@@ -127,13 +139,26 @@ def _controls(names: list[str]) -> str:
     )
 
 
+def _shared_texts(result: EvaluationResult, listed: int) -> SharedTexts:
+    """A first pass over the listed rows: which long message texts occur more than once."""
+    seen: Counter[bytes] = Counter()
+    for row in islice(result.rows(), listed):
+        for message in (row.get("sample") or {}).get("user_input") or []:
+            key = SharedTexts.key(str(message.get("content") or ""))
+            if key is not None:
+                seen[key] += 1
+    return SharedTexts(key for key, count in seen.items() if count > 1)
+
+
 def render_report(result: EvaluationResult, max_conversations: int = MAX_CONVERSATIONS) -> str:
-    """The whole report page as a string (two streaming passes over the results rows)."""
+    """The whole report page as a string (two streaming passes over the results rows: texts
+    shared by several conversations, then the page)."""
     names = result.metric_names
     summary = result.summary()
     thresholds = {n: summary[n]["threshold"] for n in names}
     ranges = {n: bins_for(summary[n]["min"], summary[n]["max"]) for n in names}
     counts = {n: [0] * ranges[n][2] for n in names}
+    shared = _shared_texts(result, max_conversations)
     bodies: list[str] = []
     data_rows: list[dict[str, Any]] = []
     for row in result.rows():
@@ -144,7 +169,7 @@ def render_report(result: EvaluationResult, max_conversations: int = MAX_CONVERS
                 start, stop, count = ranges[metric]
                 counts[metric][bin_of(float(score), start, stop, count)] += 1
         if len(bodies) < max_conversations:
-            bodies.append(_conversation(row, names, thresholds))
+            bodies.append(_conversation(row, names, thresholds, shared))
             failed = sorted(row.get("errors") or {})
             data_rows.append(
                 {"index": row["index"], "id": row.get("id"), "scores": scores, "failed": failed}
@@ -179,7 +204,7 @@ def render_report(result: EvaluationResult, max_conversations: int = MAX_CONVERS
         '<p class="note">Click a row to expand its transcript and details; click a column '
         "header to sort.</p>"
         f'{_controls(names)}<div id="conversations" class="convs">'
-        f'<div class="conv-head">{heads}</div>{"".join(bodies)}</div>'
+        f'<div class="conv-head">{heads}</div>{"".join(bodies)}</div>{shared.section()}'
         f'<script type="application/json" id="convoeval-data">{safe_json(data)}</script>'
         f"<script>{JS}</script></body></html>\n"
     )

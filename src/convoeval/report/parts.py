@@ -7,11 +7,12 @@ shown as `\\uXXXX`), so neither `<script>` nor an unterminated U+202E can change
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 _ROLES = {"human": "User", "ai": "Assistant", "tool": "Tool result", "system": "System"}
@@ -40,20 +41,25 @@ def visible(value: Any, keep_lines: bool = False) -> str:
     return _INVISIBLE.sub(show, raw)
 
 
+def _body(value: str) -> str:
+    """Escape for element content (quotes need no escaping there, only in attributes)."""
+    return html.escape(value, quote=False)
+
+
 def text(value: Any) -> str:
     """Free text (a message, a reason): escaped and isolated, so its direction stays inside."""
-    return f"<bdi>{esc(value)}</bdi>"
+    return f"<bdi>{_body('' if value is None else str(value))}</bdi>"
 
 
 def prose(value: Any) -> str:
     """Text written by a metric or judge about data (a reason, an error), which may quote
     names: escaped, isolated, control characters shown, line breaks kept."""
-    return f"<bdi>{esc(visible(value, keep_lines=True))}</bdi>"
+    return f"<bdi>{_body(visible(value, keep_lines=True))}</bdi>"
 
 
 def name(value: Any) -> str:
     """An identifier (tool, id, key, topic label): escaped, isolated, invisible chars shown."""
-    return f"<bdi>{esc(visible(value))}</bdi>"
+    return f"<bdi>{_body(visible(value))}</bdi>"
 
 
 def compact(value: Any) -> str:
@@ -82,7 +88,50 @@ def _call(call: Mapping[str, Any]) -> str:
     )
 
 
-def transcript(sample: Mapping[str, Any] | None) -> str:
+#: A message text at least this long found in several conversations is written once.
+SHARED_MIN_CHARS = 1000
+
+
+class SharedTexts:
+    """Long texts that several conversations hold (a system prompt): written once at the end of
+    the page and linked from each message, so the page grows with what differs."""
+
+    def __init__(self, keys: Iterable[bytes] = ()) -> None:
+        self._numbers = {key: i + 1 for i, key in enumerate(keys)}
+        self._texts: dict[int, str] = {}
+
+    @staticmethod
+    def key(content: str) -> bytes | None:
+        """The digest of a text long enough to share, else None."""
+        if len(content) < SHARED_MIN_CHARS:
+            return None
+        return hashlib.blake2b(content.encode("utf-8"), digest_size=16).digest()
+
+    def link(self, content: str) -> str | None:
+        """A link to the shared copy of `content`, or None when it is not shared."""
+        key = self.key(content)
+        number = self._numbers.get(key) if key is not None else None
+        if number is None:
+            return None
+        self._texts.setdefault(number, content)
+        return (
+            f'<a class="shared" href="#shared-{number}">shared text {number}</a> '
+            f'<span class="note">({len(content):,} characters, written once below)</span>'
+        )
+
+    def section(self) -> str:
+        """The shared texts, each with its anchor ("" when there is none)."""
+        if not self._texts:
+            return ""
+        blocks = "".join(
+            f'<div class="msg" id="shared-{n}"><span class="role">shared text {n}</span>'
+            f"{text(self._texts[n])}</div>"
+            for n in sorted(self._texts)
+        )
+        return f"<h2>Texts shared by several conversations</h2>{blocks}"
+
+
+def transcript(sample: Mapping[str, Any] | None, shared: SharedTexts | None = None) -> str:
     """The conversation: one block per message, tool calls with their JSON arguments."""
     if not sample:
         return '<p class="note">The conversation is not stored in this results row.</p>'
@@ -94,9 +143,11 @@ def transcript(sample: Mapping[str, Any] | None) -> str:
         if kind == "tool" and message.get("tool_call_id"):
             extra = f" (for call {name(message['tool_call_id'])})"
         calls = "".join(_call(call) for call in message.get("tool_calls") or [])
+        raw = str(message.get("content") or "")
+        content = (shared.link(raw) if shared else None) or text(raw)
         blocks.append(
             f'<div class="msg {esc(kind)}"><span class="role">[{position}] {name(role)}{extra}'
-            f"</span>{text(message.get('content', ''))}{calls}</div>"
+            f"</span>{content}{calls}</div>"
         )
     refs = []
     if sample.get("reference_topics") is not None:
