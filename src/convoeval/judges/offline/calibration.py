@@ -7,7 +7,7 @@ records the figures they give. Bump `CALIBRATION_VERSION` whenever a value or a 
 from __future__ import annotations
 
 #: Goes into `OfflineJudge.describe()` and so into results and cache keys.
-CALIBRATION_VERSION = "2026-11-30.2"
+CALIBRATION_VERSION = "2026-12-01.1"
 
 #: The kit re-centres every score so that its decision threshold maps to 0.5 (monotone, so AUROC
 #: and rankings are unchanged): `score >= 0.5` is the shipped verdict for every primitive.
@@ -17,10 +17,11 @@ REFUSAL_WEIGHTS: tuple[float, ...] = (4.097, 0.2939, 1.7881, 3.6115, 1.3293, 3.8
 REFUSAL_BIAS = -3.1275
 REFUSAL_THRESHOLD = 0.4889
 
-#: Scope: softmax temperature, background-overlap cut-off, and the threshold on P(allowed).
-SCOPE_TEMPERATURE = 0.15
+#: Scope: softmax temperature, background-overlap cut-off, and the threshold on P(allowed) with
+#: the list's prior odds divided out (see `scope.scope_probabilities`).
+SCOPE_TEMPERATURE = 0.07
 SCOPE_OVERLAP = 0.7
-SCOPE_THRESHOLD = 0.11
+SCOPE_THRESHOLD = 0.6664
 
 #: Relevance: weight of the window context in the similarity, and its logistic centre (the
 #: threshold) and scale.

@@ -4,7 +4,9 @@ Plain cosine similarity to a topic name is a weak signal on its own: short reque
 many topics. The score here is contrastive: the request is compared with the allowed topics and
 with a fixed background of everyday topics (written for this library), each topic phrased through
 a few templates, and a softmax with a temperature turns the similarities into the probability that
-an allowed topic is the best explanation of the request.
+an allowed topic is the best explanation of the request. That probability is then divided by the
+list's prior odds (allowed topics against the background topics they compete with), so that one
+threshold fits a list of one topic and a list of five alike.
 """
 
 from __future__ import annotations
@@ -92,10 +94,14 @@ def scope_probabilities(
     temperature: float,
     overlap: float,
 ) -> list[float]:
-    """P(allowed) per text: softmax over allowed and background topic similarities.
+    """P(allowed) per text, relative to the list's own competition.
 
-    Background topics whose vector is closer than `overlap` to an allowed topic are dropped, so an
-    allowed topic never competes with its own synonym.
+    A softmax over allowed and background topic similarities gives the raw probability; its odds
+    are divided by the prior odds len(allowed) / len(background kept), the odds a request would
+    get if it were equally close to every topic. Without that, a list of three topics clears any
+    fixed cut-off more easily than a list of one. Background topics whose vector is closer than
+    `overlap` to an allowed topic are dropped, so an allowed topic never competes with its own
+    synonym.
     """
     if not texts:
         return []
@@ -108,7 +114,9 @@ def scope_probabilities(
     vecs = embed(texts)
     sims = np.concatenate([vecs @ allowed.T, vecs @ background.T], axis=1).astype(np.float64)
     logits = sims / temperature
-    logits -= logits.max(axis=1, keepdims=True)
-    weights = np.exp(logits)
-    p = weights[:, : len(topics)].sum(axis=1) / weights.sum(axis=1)
-    return [float(v) for v in p]
+    top = logits.max(axis=1, keepdims=True)
+    allowed_mass = np.exp(logits[:, : len(topics)] - top).sum(axis=1)
+    background_mass = np.exp(logits[:, len(topics) :] - top).sum(axis=1)
+    prior_odds = len(topics) / max(len(background), 1)
+    odds = allowed_mass / np.clip(background_mass * prior_odds, 1e-300, None)
+    return [float(v) for v in odds / (1.0 + odds)]
