@@ -32,6 +32,7 @@ from convoeval.metrics import (
     ToolCallF1,
     as_sample,
 )
+from convoeval.metrics._base import concurrently
 
 # --- MetricResult -------------------------------------------------------------------------
 
@@ -310,3 +311,29 @@ def test_default_judge_comes_from_resolve_judge() -> None:
     judge = HumanRelevance()._judge_for(None)
     assert isinstance(judge, Judge)
     assert type(judge) is type(resolve_judge(None))
+
+
+async def test_concurrently_cancels_the_rest_and_raises_the_error_itself() -> None:
+    cancelled: list[str] = []
+
+    async def slow() -> int:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            cancelled.append("slow")
+            raise
+        return 0
+
+    async def fails(error: Exception) -> int:
+        await asyncio.sleep(0)
+        raise error
+
+    async def ok(value: int) -> int:
+        return value
+
+    assert await concurrently([ok(1), ok(2)]) == [1, 2]
+    with pytest.raises(JudgeError, match="gave up"):
+        await concurrently([slow(), fails(JudgeError("s", "gave up"))])
+    assert cancelled == ["slow"]
+    with pytest.raises(TypeError, match="a bug"):  # a bug is never hidden behind a judge error
+        await concurrently([fails(JudgeError("s", "gave up")), fails(TypeError("a bug"))])

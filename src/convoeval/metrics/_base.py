@@ -155,13 +155,15 @@ def as_sample(data: SampleLike) -> MultiTurnSample:
 
 async def concurrently(calls: Iterable[Coroutine[Any, Any, T]]) -> list[T]:
     """Await `calls` at once, results in order. The first failure cancels the others (their
-    requests already sent stay counted in the usage given to the judge) and is raised as is."""
+    requests already sent stay counted in the usage given to the judge) and is raised as is,
+    not as a group; a bug wins over a `JudgeError` that failed at the same time."""
     tasks: list[asyncio.Task[T]] = []
     try:
         async with asyncio.TaskGroup() as group:
             tasks = [group.create_task(call) for call in calls]
     except BaseExceptionGroup as failed:
-        raise failed.exceptions[0] from None
+        bugs = [e for e in failed.exceptions if not isinstance(e, JudgeError)]
+        raise (bugs or failed.exceptions)[0] from None
     return [task.result() for task in tasks]
 
 
