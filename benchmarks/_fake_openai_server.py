@@ -5,7 +5,9 @@ It serves `POST /v1/chat/completions` on 127.0.0.1 from an asyncio loop in a bac
 structured-output request with JSON built from `response_format.json_schema.schema`, and fills
 keyed verdict lists from the prompt (bullet topics, "- exchange N:" lines, "[i] User:" lines) so
 convoeval's keyed checks accept the first answer. It counts requests, re-asks, prompt characters
-and peak concurrency. Run it alone with `python benchmarks/_fake_openai_server.py [--delay S]`.
+and peak concurrency. With `faults=F` a seeded share F of requests is answered 429 (Retry-After:
+1), 500 or 503 at once instead; a client that hangs up before its answer is counted as abandoned.
+Run it alone with `python benchmarks/_fake_openai_server.py [--delay S] [--faults F]`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import random
 import re
 import signal
 import subprocess
@@ -41,6 +44,8 @@ class ServerStats:
     peak_concurrency: int = 0
     active: int = 0
     unstructured: int = 0
+    faults: int = 0
+    abandoned: int = 0
 
     @property
     def prompt_tokens(self) -> int:
@@ -54,7 +59,8 @@ def _flip(key: str) -> bool:
 
 
 def _bullets_after_verdict_line(prompt: str) -> list[str]:
-    """The "- item" lines right after the line that asks for "exactly one verdict" per item."""
+    """The "- item" lines right after the line that asks for "exactly one verdict" per item (an
+    item written as a JSON string is decoded)."""
     lines = prompt.splitlines()
     for i, line in enumerate(lines):
         if "verdict" in line and line.rstrip().endswith(":"):
@@ -62,9 +68,16 @@ def _bullets_after_verdict_line(prompt: str) -> list[str]:
             for item in lines[i + 1 :]:
                 if not item.startswith("- "):
                     break
-                out.append(item[2:].strip())
+                out.append(_unquoted(item[2:].strip()))
             return out
     return []
+
+
+def _unquoted(text: str) -> str:
+    if text.startswith('"'):
+        with contextlib.suppress(ValueError):
+            return str(json.loads(text))
+    return text
 
 
 def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
@@ -148,8 +161,10 @@ def answer_for(body: dict[str, Any]) -> str:
 class FakeOpenAIServer:
     """The benchmark server: start with `with FakeOpenAIServer(delay=0.2) as server: server.url`."""
 
-    def __init__(self, delay: float = 0.2, port: int = 0) -> None:
+    def __init__(self, delay: float = 0.2, port: int = 0, faults: float = 0.0) -> None:
         self.delay = delay
+        self.faults = faults
+        self._chance = random.Random(20261201)
         self.stats = ServerStats()
         self._port = port
         self._lock = threading.Lock()
@@ -216,10 +231,13 @@ class FakeOpenAIServer:
                         name, value = line.split(":", 1)
                         headers[name.strip().lower()] = value.strip()
                 body = await reader.readexactly(int(headers.get("content-length", "0")))
-                status, payload = await self._handle(lines[0], body)
+                status, payload = await self._handle(lines[0], body, reader)
+                if status == 0:
+                    break  # the client hung up before its answer
+                extra = "Retry-After: 1\r\n" if status == 429 else ""
                 writer.write(
                     f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}\r\n"
-                    "Content-Type: application/json\r\n"
+                    f"Content-Type: application/json\r\n{extra}"
                     f"Content-Length: {len(payload)}\r\n\r\n".encode()
                     + payload
                 )
@@ -228,7 +246,9 @@ class FakeOpenAIServer:
                     break
         writer.close()
 
-    async def _handle(self, request_line: str, raw: bytes) -> tuple[int, bytes]:
+    async def _handle(
+        self, request_line: str, raw: bytes, reader: asyncio.StreamReader
+    ) -> tuple[int, bytes]:
         parts = request_line.split()
         if len(parts) >= 2 and parts[1] == "/stats":  # GET reads the counts, POST also resets
             stats = self.reset() if parts[0] == "POST" else self.stats
@@ -244,10 +264,20 @@ class FakeOpenAIServer:
             stats.prompt_chars += chars
             stats.reasks += any(_REASK_MARK in str(m.get("content", "")) for m in messages)
             stats.unstructured += "json_schema" not in (body.get("response_format") or {})
+            fault = (
+                self._chance.choice((429, 500, 503)) if self._chance.random() < self.faults else 0
+            )
+            stats.faults += bool(fault)
             stats.active += 1
             stats.peak_concurrency = max(stats.peak_concurrency, stats.active)
         try:
-            await asyncio.sleep(self.delay)
+            if fault:
+                error = {"message": f"injected {fault}", "type": "injected", "code": fault}
+                return fault, json.dumps({"error": error}).encode()
+            if await _hung_up_within(reader, self.delay):
+                with self._lock:
+                    stats.abandoned += 1
+                return 0, b""
             content = answer_for(body)
         finally:
             with self._lock:
@@ -255,16 +285,30 @@ class FakeOpenAIServer:
         return 200, json.dumps(_completion(body, content, chars)).encode()
 
 
+async def _hung_up_within(reader: asyncio.StreamReader, seconds: float) -> bool:
+    """Wait `seconds`; True (at once) if the client closes the connection meanwhile."""
+    eof = asyncio.ensure_future(reader.read(1))
+    try:
+        done, _ = await asyncio.wait({eof}, timeout=seconds)
+    finally:
+        eof.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await eof  # the reader is free again before the next request is read
+    return bool(done) and eof.exception() is None and eof.result() == b""
+
+
 class ServerProcess:
     """The same server in a child process (own core, own GIL), so it never slows the client."""
 
-    def __init__(self, delay: float = 0.2) -> None:
+    def __init__(self, delay: float = 0.2, faults: float = 0.0) -> None:
         self.delay = delay
+        self.faults = faults
         self.url = ""
         self._process: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> ServerProcess:
         command = [sys.executable, __file__, "--delay", str(self.delay)]
+        command += ["--faults", str(self.faults)]
         self._process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
         assert self._process.stdout is not None
         line = self._process.stdout.readline()
@@ -325,8 +369,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--delay", type=float, default=0.2, help="seconds before each answer")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--faults", type=float, default=0.0, help="share answered 429/500/503")
     args = parser.parse_args()
-    with FakeOpenAIServer(args.delay, args.port) as server:
+    with FakeOpenAIServer(args.delay, args.port, args.faults) as server:
         print(f"base_url: {server.url}", flush=True)
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
