@@ -154,10 +154,7 @@ def _choose(
     """The run's metrics and the scan of the data (one read: checks, choice, fingerprint)."""
     skip_invalid = options.get("skip_invalid", False)
     if metrics is not None:
-        given = (
-            metrics if isinstance(metrics, Iterable) and not isinstance(metrics, str) else [metrics]
-        )
-        chosen = build_metrics(given, options.get("thresholds"))
+        chosen = build_metrics(metrics, options.get("thresholds"))
         return chosen, source.scan(chosen, skip_invalid=skip_invalid), {}
     pool, skipped = candidates(offline=is_offline(judge))
     scan = source.scan(pool, select=True, skip_invalid=skip_invalid)

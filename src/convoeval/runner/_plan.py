@@ -93,14 +93,18 @@ def score_range(metric: Metric) -> tuple[float, float] | None:
 
 
 def build_metrics(
-    metrics: Iterable[Metric | str | Any], thresholds: Mapping[str, float] | None = None
+    metrics: Iterable[Metric | str | Any] | Metric | str | Any,
+    thresholds: Mapping[str, float] | None = None,
 ) -> list[Metric]:
-    """Metric cores from instances, facades (unwrapped), names or `NAME:key=value` specs;
-    `thresholds[name]` sets the pass mark of a metric given by name. Names must be unique and
-    every threshold within its metric's score range."""
+    """Metric cores from one or many instances, facades (unwrapped), names or `NAME:key=value`
+    specs; `thresholds[name]` sets the pass mark of a metric given by name. Names must be unique
+    and every threshold within its metric's score range."""
     limits = dict(thresholds or {})
+    items: Iterable[Any] = (
+        metrics if isinstance(metrics, Iterable) and not isinstance(metrics, str) else [metrics]
+    )
     built: list[Metric] = []
-    for item in metrics:
+    for item in items:
         if isinstance(item, str):
             built.append(parse_metric_spec(item, limits.get(item.partition(":")[0].strip())))
         else:
