@@ -1,8 +1,8 @@
 """Turning a judge's raw reply into a validated answer, with one re-ask: shared by every judge.
 
-The OpenAI-compatible judge and the fake judge both go through `ask_validated`, so parsing,
-schema validation, `step.check`, the cut-off (finish_reason "length") rule and the re-ask message
-exist exactly once.
+The LLM-judge core (every backend: OpenAI-compatible, fake) goes through `ask_validated`, and the
+offline judge through `accept`, so parsing, schema validation, `step.check`, the cut-off
+(finish_reason "length") rule and the re-ask message exist exactly once.
 """
 
 from __future__ import annotations
