@@ -5,7 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from convoeval import AIMessage, HumanMessage, MultiTurnSample, ToolCall, ToolMessage, evaluate
+from convoeval import (
+    AIMessage,
+    HumanMessage,
+    MultiTurnSample,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    evaluate,
+)
 from convoeval.judges import FakeJudge, JudgeError
 from convoeval.metrics.conversation_relevancy import VERDICTS
 from convoeval.runner import EvaluationResult
@@ -50,6 +58,9 @@ def hostile_results(directory: Path) -> EvaluationResult:
     )
 
 
+#: A long system prompt both feature records hold (the report writes it once).
+POLICY = "You are the store's support agent. " + "Follow the refund policy. " * 60
+
 #: A tool name whose unterminated RIGHT-TO-LEFT OVERRIDE would reverse the rest of its line.
 RLO_TOOL = "refund\u202e"
 
@@ -61,6 +72,7 @@ def feature_samples() -> list[MultiTurnSample]:
     wrong = {**address, "zip": "10002"}
     nested = MultiTurnSample(
         user_input=[
+            SystemMessage(content=POLICY),
             HumanMessage(content="ship order 7 to my new address"),
             AIMessage(
                 content="", tool_calls=[ToolCall(name="ship", args={"order": 7, "address": wrong})]
@@ -74,6 +86,7 @@ def feature_samples() -> list[MultiTurnSample]:
     )
     bidi = MultiTurnSample(
         user_input=[
+            SystemMessage(content=POLICY),
             HumanMessage(content="refund order 8"),
             AIMessage(content="", tool_calls=[ToolCall(name=RLO_TOOL, args={"order": "8"})]),
             AIMessage(content="Refunded."),

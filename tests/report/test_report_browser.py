@@ -13,6 +13,7 @@ import pytest
 from _report_data import (
     IMG,
     NEEDLE_INDEX,
+    POLICY,
     SCORES,
     SCRIPT,
     feature_results,
@@ -165,6 +166,12 @@ def test_bidi_nested_differences_f1_metadata_and_nothing_scored(
     assert "expected, not made" in nested and "made, not expected" in nested
     assert "precision 0, recall 0" in nested
     assert "reward" in nested and "task_id" in nested
+
+    # The system prompt both records hold is written once; each link leads to it.
+    shared = page.locator("#shared-1")
+    assert page.locator("a.shared").count() == 2 and POLICY.strip() in shared.inner_text()
+    page.locator(f"{bidi} a.shared").click()
+    assert page.evaluate("location.hash") == "#shared-1" and shared.is_visible()
 
     hist = page.locator(".hist", has_text="topic_adherence")
     assert hist.inner_text().strip().endswith("nothing scored")
