@@ -244,11 +244,13 @@ class TopicAdherenceScore(Metric):
         allowed = [t for t in sample.reference_topics or [] if t.strip()]
         if not allowed:
             return MetricResult.unscored("reference_topics is empty: nothing to adhere to")
-        extracted = await concurrently(ask(EXTRACT, part) for part in _extract_inputs(sample))
+        transcript = sample.to_transcript()
+        parts = _extract_inputs(sample, transcript)
+        extracted = await concurrently(ask(EXTRACT, part) for part in parts)
         topics = _distinct([t for answer in extracted for t in answer.topics])
         if not topics:
             return MetricResult.unscored("the judge found no topic raised by the user")
-        transcript, replies = sample.to_transcript(), _replies(sample)
+        replies = _replies(sample)
         calls: list[Coroutine[Any, Any, AnsweredVerdicts | ScopeVerdicts]] = []
         for k in range(0, len(topics), TOPICS_PER_CALL):
             part = topics[k : k + TOPICS_PER_CALL]
@@ -330,19 +332,21 @@ def _replies(sample: MultiTurnSample) -> dict[int, str]:
     return out
 
 
-def _extract_inputs(sample: MultiTurnSample) -> list[ExtractInput]:
+def _extract_inputs(sample: MultiTurnSample, transcript: str) -> list[ExtractInput]:
     """The conversation cut before every `MESSAGES_PER_CALL`-th user message (the first part
-    keeps any leading messages), each part with its user messages."""
+    keeps any leading messages), each part with its user messages; `transcript` is the whole
+    conversation's, used as is when one part holds it all."""
     messages = sample.user_input
     users = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
     groups = [users[k : k + MESSAGES_PER_CALL] for k in range(0, len(users), MESSAGES_PER_CALL)]
     parts = []
+    whole = len(groups) == 1
     for n, group in enumerate(groups):
         start = 0 if n == 0 else group[0]
         end = groups[n + 1][0] if n + 1 < len(groups) else len(messages)
         parts.append(
             ExtractInput(
-                transcript=render_transcript(messages[start:end], start),
+                transcript=transcript if whole else render_transcript(messages[start:end], start),
                 user_positions=group,
                 user_texts=[messages[i].content for i in group],
             )
