@@ -11,7 +11,7 @@ from _report_data import CLOSER, IMG, RLO_TOOL, SCORES, SCRIPT, feature_results,
 
 from convoeval import AIMessage, HumanMessage, MultiTurnSample, SystemMessage, evaluate
 from convoeval.report import render_report, safe_json, write_report
-from convoeval.report.parts import SHARED_MIN_CHARS, bin_of, bins_for
+from convoeval.report.parts import SHARED_MIN_CHARS, bin_of, bins_for, name, text, visible
 
 
 def test_hostile_text_is_escaped_and_only_our_scripts_exist(tmp_path: Path) -> None:
@@ -151,3 +151,13 @@ def test_a_long_text_in_several_conversations_is_written_once(tmp_path: Path) ->
     assert page.count('<a class="shared" href="#shared-1">shared text 1</a>') == 3
     assert '<div class="msg" id="shared-1">' in page
     assert page.count("question 1") == 1  # short texts stay in their conversation
+
+
+def test_invisible_and_control_characters_are_written_out_in_names() -> None:
+    hidden = (
+        "a\u200bb\u2066c\x1bd\ne\u00e9\u05d0"  # zero-width, isolate, ESC, newline; é and alef stay
+    )
+    assert visible(hidden) == "a\\u200bb\\u2066c\\u001bd\\u000ae\u00e9\u05d0"
+    assert visible(hidden, keep_lines=True) == "a\\u200bb\\u2066c\\u001bd\ne\u00e9\u05d0"
+    assert name("<b>\u202e") == "<bdi>&lt;b&gt;\\u202e</bdi>"
+    assert text('say "hi" <now>') == '<bdi>say "hi" &lt;now&gt;</bdi>'

@@ -27,6 +27,7 @@ from convoeval.report.parts import (
     histogram,
     name,
     transcript,
+    visible,
 )
 from convoeval.report.table import judge_label
 from convoeval.runner.results import EvaluationResult
@@ -123,7 +124,7 @@ def _breakable(metric: str) -> str:
 
 
 def _controls(names: list[str]) -> str:
-    options = "".join(f'<option value="{esc(n)}">{esc(n)}</option>' for n in names)
+    options = "".join(f'<option value="{esc(n)}">{esc(visible(n))}</option>' for n in names)
     return (
         '<div class="controls" id="controls" hidden>'
         '<input type="search" id="f-text" placeholder="search id or text" aria-label="search">'
@@ -195,7 +196,7 @@ def render_report(result: EvaluationResult, max_conversations: int = MAX_CONVERS
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{esc(title)}</title><style>{CSS}"
+        f"<title>{esc(visible(title))}</title><style>{CSS}"
         f".conv > summary, .conv-head {{ grid-template-columns: {columns}; }}</style></head><body>"
         f"<h1>{name(title)}</h1>{_meta_block(result)}"
         f"<h2>Summary</h2>{summary_html(result)}"
