@@ -211,19 +211,21 @@ class LLMJudge:
         while True:
             async with self._slot():
                 attempts += 1
-                tally.add(Usage(requests=1))
+                tally.add(_ONE_REQUEST)  # counted when sent, whatever happens next
                 started = policy.clock()
                 try:
                     reply = await self._attempt(request)
                 except BackendFailure as exc:
-                    failure = exc
-                else:
-                    self._count_tokens(request, reply, tally)
-                    return reply
-                finally:
-                    elapsed = policy.clock() - started
+                    failure, elapsed = exc, policy.clock() - started
                     tally.add(Usage(latency_s=elapsed))
-                    budget.spend(elapsed)
+                except BaseException:
+                    tally.add(Usage(latency_s=policy.clock() - started))
+                    raise
+                else:
+                    elapsed = policy.clock() - started
+                    tally.add(self._tokens(request, reply, elapsed))
+                    return reply
+            budget.spend(elapsed)
             if failure.kind is not Failure.RETRYABLE:
                 raise failure
             if attempts > policy.max_retries:
@@ -246,6 +248,8 @@ class LLMJudge:
 
     async def _attempt(self, request: BackendRequest) -> BackendReply:
         """One round trip under the per-request timeout (cancelled, connection closed, past it)."""
+        if self.timeout is None:
+            return await self.backend.send(request)
         scope = asyncio.timeout(self.timeout)
         try:
             async with scope:
@@ -258,20 +262,18 @@ class LLMJudge:
                 f"the request timed out after {self.timeout:g} s (counted from when it was sent)",
             ) from None
 
-    def _count_tokens(self, request: BackendRequest, reply: BackendReply, tally: _Tally) -> None:
-        """Add the tokens the server reported, or an estimate from the text when it reports none."""
+    def _tokens(self, request: BackendRequest, reply: BackendReply, elapsed: float) -> Usage:
+        """The attempt's latency and tokens: as the server reported them, else estimated."""
         if reply.prompt_tokens or reply.completion_tokens:
-            used = Usage(
-                prompt_tokens=reply.prompt_tokens or 0,
-                completion_tokens=reply.completion_tokens or 0,
-            )
+            prompt, completion = reply.prompt_tokens or 0, reply.completion_tokens or 0
         else:
-            sent = "".join(m["content"] for m in request.messages())
-            used = Usage(
-                prompt_tokens=estimate_tokens(sent),
-                completion_tokens=estimate_tokens(raw_text(reply.content)),
-            )
-        tally.add(used)
+            prompt = estimate_tokens("".join(m["content"] for m in request.messages()))
+            completion = estimate_tokens(raw_text(reply.content))
+        return Usage(prompt_tokens=prompt, completion_tokens=completion, latency_s=elapsed)
+
+
+#: What sending one request adds to a usage.
+_ONE_REQUEST = Usage(requests=1)
 
 
 def _attempts(count: int) -> str:
