@@ -26,6 +26,20 @@ FORMAT_OPTION = click.option(
     show_default=True,
     help="Record layout; auto detects it per record.",
 )
+MESSAGES_FIELD_OPTION = click.option(
+    "--messages-field",
+    default=None,
+    metavar="PATH",
+    help="Dotted path of the messages list in each record (other layouts).",
+)
+FIELD_OPTION = click.option(
+    "--field",
+    "field_paths",
+    multiple=True,
+    metavar="NAME=PATH",
+    help="Read a sample field from a dotted path, e.g. "
+    "reference_tool_calls=info.task.actions (repeatable).",
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -37,6 +51,8 @@ def main() -> None:
 @main.command()
 @click.argument("data", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @FORMAT_OPTION
+@MESSAGES_FIELD_OPTION
+@FIELD_OPTION
 @click.option(
     "--max-errors",
     type=int,
@@ -44,16 +60,36 @@ def main() -> None:
     show_default=True,
     help="Stop printing problems after this many (all are still counted).",
 )
-def validate(data: Path, layout: str, max_errors: int) -> None:
+def validate(
+    data: Path,
+    layout: str,
+    messages_field: str | None,
+    field_paths: tuple[str, ...],
+    max_errors: int,
+) -> None:
     """Check every record of DATA; print FILE:LINE: problem for each invalid one."""
     from convoeval.io import DataFileError, read_records
+    from convoeval.io.records import UNKNOWN_LAYOUT
 
-    total = invalid = printed = 0
+    total = invalid = printed = same_layout = 0
+    layout_problem = None  # an unknown layout is said once, not for every record
+    try:  # a bad option or an unreadable file: nothing to check
+        records = read_records(
+            data, format=layout, messages_field=messages_field, fields=fields(field_paths)
+        )
+    except ValueError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
     try:
-        for record in read_records(data, format=layout):
+        for record in records:
             total += 1
             if record.errors:
                 invalid += 1
+                if record.errors[0].startswith(UNKNOWN_LAYOUT):
+                    if record.errors == layout_problem:
+                        same_layout += 1
+                        continue
+                    layout_problem = record.errors
                 for line in record.problems():
                     if printed < max_errors:
                         click.echo(line, err=True)
@@ -66,6 +102,8 @@ def validate(data: Path, layout: str, max_errors: int) -> None:
         hidden = printed - max_errors
         if hidden > 0:
             click.echo(f"... and {hidden} more problems not shown", err=True)
+        if same_layout:
+            click.echo(f"... and {same_layout} more records in that unknown layout", err=True)
         click.echo(f"{total} {noun}, {invalid} invalid")
         sys.exit(1)
     click.echo(f"{total} {noun}, all valid")
@@ -180,20 +218,8 @@ def _print_notes(result: EvaluationResult) -> None:
     help="Total seconds of retries per judge step.",
 )
 @FORMAT_OPTION
-@click.option(
-    "--messages-field",
-    default=None,
-    metavar="PATH",
-    help="Dotted path of the messages list in each record (other layouts).",
-)
-@click.option(
-    "--field",
-    "field_paths",
-    multiple=True,
-    metavar="NAME=PATH",
-    help="Read a sample field from a dotted path, e.g. "
-    "reference_tool_calls=info.task.actions (repeatable).",
-)
+@MESSAGES_FIELD_OPTION
+@FIELD_OPTION
 @click.option(
     "--limit",
     type=click.IntRange(min=1),

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = {"user_input": [{"type": "human", "content": "hi"}, {"type": "ai", "content": "hello"}]}
@@ -22,7 +25,7 @@ BROKEN_RULE = {
 
 def _convoeval(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "convoeval.cli", *args]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
 def test_bundled_examples_are_valid() -> None:
@@ -88,3 +91,112 @@ def test_python_dash_m_convoeval_is_the_command_line() -> None:
         timeout=120,
     )
     assert done.returncode == 0 and done.stdout == "12 records, all valid\n"
+
+
+TAU_BENCH = ROOT.parent / "shared" / "data" / "tau_bench_gpt4o_airline_trajectories.json"
+
+
+@pytest.mark.skipif(not TAU_BENCH.exists(), reason=f"tau-bench data not found at {TAU_BENCH}")
+def test_another_layout_is_named_once_then_read_with_the_options() -> None:
+    """Issue 12 item 6: 200 identical 'unknown layout' lines became one, with the option to use."""
+    done = _convoeval("validate", str(TAU_BENCH))
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    assert len(lines) == 2, lines
+    assert lines[0].startswith(f"{TAU_BENCH}: [0]: unknown layout: ")
+    assert lines[0].endswith('give --messages-field traj (Python: messages_field="traj")')
+    assert lines[1] == "... and 199 more records in that unknown layout"
+    assert done.stdout == "200 records, 200 invalid\n"
+    options = ["--messages-field", "traj", "--field", "reference_tool_calls=info.task.actions"]
+    done = _convoeval("validate", str(TAU_BENCH), *options)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "200 records, all valid\n", "")
+
+
+def test_bad_read_options_are_usage_errors(tmp_path: Path) -> None:
+    data = tmp_path / "good.jsonl"
+    data.write_text(json.dumps(GOOD) + "\n")
+    done = _convoeval("validate", str(data), "--field", "score=a.b")
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: fields: cannot map 'score': use a sample field")
+    done = _convoeval("validate", str(data), "--field", "nonsense")
+    assert done.returncode == 2 and "expected NAME=PATH" in done.stderr
+
+
+@pytest.mark.parametrize("content", ["", "\n\n", "[]"])
+def test_an_empty_file_has_nothing_to_check(tmp_path: Path, content: str) -> None:
+    """Issue 12 item 7: not '0 records, all valid' but an input error (exit 2)."""
+    data = tmp_path / ("empty.json" if content == "[]" else "empty.jsonl")
+    data.write_text(content)
+    done = _convoeval("validate", data.name, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (
+        f"error: {data.name}: no records: the file holds no conversation (nothing to check or "
+        "score)\n"
+    )
+
+
+def test_json_array_problems_name_the_element(tmp_path: Path) -> None:
+    data = tmp_path / "data.json"
+    data.write_text(json.dumps([GOOD, GOOD, BROKEN_RULE], indent=2))
+    done = _convoeval("validate", "data.json", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "data.json: [2]: user_input[4]: ToolMessage must follow an AIMessage where tools were "
+        "called.\n"
+    )
+
+
+def _deep_args(depth: int) -> dict[str, object]:
+    args: dict[str, object] = {}
+    for _ in range(depth - 1):
+        args = {"a": args}
+    call = {"name": "lookup", "args": args}
+    ai = {"type": "ai", "content": "", "tool_calls": [call]}
+    return {"user_input": [{"type": "human", "content": "hi"}, ai], "reference_tool_calls": []}
+
+
+def test_validate_and_run_refuse_the_same_hostile_records(tmp_path: Path) -> None:
+    """Issue 11 items 10 and 12: a 10,000-deep record, 300-deep tool arguments, NaN and a
+    duplicate key are listed by validate (which goes on to later errors) and stop run before
+    any scoring, with the same FILE:LINE lines."""
+    lines = [
+        json.dumps(_deep_args(3)),
+        "[" * 10_000 + "]" * 10_000,
+        json.dumps(_deep_args(300)),
+        '{"user_input": [{"type": "human", "content": "x"}], "metadata": {"p": NaN}}',
+        '{"user_input": [{"type": "human", "content": "x", "content": "y"}]}',
+        json.dumps(BROKEN_RULE),
+    ]
+    (tmp_path / "hostile.jsonl").write_text("\n".join(lines) + "\n")
+    expected = [
+        "hostile.jsonl:2: nesting deeper than 64",
+        "hostile.jsonl:3: user_input[1].tool_calls[0].args: nesting deeper than 64",
+        "hostile.jsonl:4: metadata.p: NaN is not valid JSON (only finite numbers are)",
+        "hostile.jsonl:5: user_input[0]: duplicate key 'content' in one object",
+        "hostile.jsonl:6: user_input[4]: ToolMessage must follow an AIMessage where tools were "
+        "called.",
+    ]
+    done = _convoeval("validate", "hostile.jsonl", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == expected
+    assert "Traceback" not in done.stderr and "RecursionError" not in done.stderr
+    run = _convoeval("run", "hostile.jsonl", "-m", "tool_call_accuracy", "--quiet", cwd=tmp_path)
+    assert run.returncode == 2, run.stderr
+    assert "Traceback" not in run.stderr
+    for line in expected:
+        assert line in run.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo (a POSIX named pipe)")
+def test_special_files_are_refused_by_validate_and_run(tmp_path: Path) -> None:
+    """Issue 11 item 11: a FIFO hung `run` forever; a link to /dev/zero grew without bound."""
+    os.mkfifo(tmp_path / "pipe.jsonl")
+    targets = ["pipe.jsonl"]
+    if os.path.exists("/dev/zero"):
+        (tmp_path / "zero.jsonl").symlink_to("/dev/zero")
+        targets.append("zero.jsonl")
+    for name in targets:
+        for command in (["validate", name], ["run", name, "-m", "tool_call_accuracy"]):
+            done = _convoeval(*command, cwd=tmp_path)  # a hang fails on the timeout
+            assert done.returncode == 2, (command, done.stderr)
+            assert f"{name}: is a " in done.stderr and "not a regular file" in done.stderr

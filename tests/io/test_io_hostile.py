@@ -68,7 +68,7 @@ def test_jsonl_deep_records_are_reported_and_reading_goes_on(tmp_path: Path) -> 
     assert [r.ok for r in records] == [True, False, False, False, False, True]
     assert problems(path) == [
         f"{path}:2: nesting deeper than 64",
-        f"{path}:3: nesting deeper than 64",
+        f"{path}:3: user_input[1].tool_calls[0].args: nesting deeper than 64",
         f"{path}:4: nesting deeper than 64",
         f"{path}:5: user_input[0]: ToolMessage must be preceded by an AIMessage somewhere in the "
         "conversation.",
@@ -85,14 +85,14 @@ def test_json_array_deep_element_is_skipped_by_index(tmp_path: Path) -> None:
         + deep
         + ",\n"
         + json.dumps(with_args(nested(300)))
-        + ",\n[NaN],\n"
+        + ",\nNaN,\n"
         + json.dumps(GOOD)
         + "]",
         encoding="utf-8",
     )
     assert problems(path) == [
         f"{path}: [1]: nesting deeper than 64",
-        f"{path}: [2]: nesting deeper than 64",
+        f"{path}: [2]: user_input[1].tool_calls[0].args: nesting deeper than 64",
         f"{path}: [3]: NaN is not valid JSON (only finite numbers are)",
     ]
     assert [r.ok for r in read_records(path)] == [True, False, False, False, True]
@@ -115,7 +115,8 @@ NON_STANDARD = [
 def test_jsonl_non_finite_numbers_are_refused(tmp_path: Path, line: str, name: str) -> None:
     path = tmp_path / "nan.jsonl"
     path.write_text(json.dumps(GOOD) + "\n" + line + "\n" + json.dumps(GOOD) + "\n", "utf-8")
-    assert problems(path) == [f"{path}:2: {name} is not valid JSON (only finite numbers are)"]
+    expected = f"{path}:2: metadata.{'score' if name == 'NaN' else 's'}: {name} is not valid JSON"
+    assert problems(path) == [expected + " (only finite numbers are)"]
 
 
 def test_jsonl_overflowing_number_and_duplicate_keys(tmp_path: Path) -> None:
@@ -128,7 +129,7 @@ def test_jsonl_overflowing_number_and_duplicate_keys(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert problems(path) == [
-        f"{path}:1: the number 1e400 is too large (it overflows to infinity)",
+        f"{path}:1: metadata.n: the number 1e400 is too large (it overflows to infinity)",
         f"{path}:2: user_input[0]: duplicate key 'content' in one object",
         f"{path}:3: duplicate key 'id' in one object",
     ]
@@ -146,10 +147,10 @@ def test_csv_cells_follow_the_same_rules(tmp_path: Path) -> None:
         writer.writerow([user, json.dumps({"x": nested(70)})])
         writer.writerow([user, '{"a": 1}'])
     assert problems(path) == [
-        f"{path}:2: metadata: NaN is not valid JSON (only finite numbers are)",
+        f"{path}:2: metadata.a: NaN is not valid JSON (only finite numbers are)",
         f"{path}:3: metadata: duplicate key 'a' in one object",
         f"{path}:4: metadata: nesting deeper than 64",
-        f"{path}:5: nesting deeper than 64",
+        f"{path}:5: metadata: nesting deeper than 64",
     ]
 
 
@@ -166,9 +167,9 @@ def test_openai_argument_strings_follow_the_same_rules(tmp_path: Path) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     where = "messages[0].tool_calls[0].function.arguments"
     assert problems(path) == [
-        f"{path}:1: {where}: NaN is not valid JSON (only finite numbers are)",
+        f"{path}:1: {where}.a: NaN is not valid JSON (only finite numbers are)",
         f"{path}:2: {where}: duplicate key 'a' in one object",
-        f"{path}:3: nesting deeper than 64",
+        f"{path}:3: user_input[0].tool_calls[0].args: nesting deeper than 64",
     ]
 
 
@@ -208,6 +209,6 @@ def test_parquet_rows_follow_the_same_rules(tmp_path: Path) -> None:
     )
     parquet.write_table(table, path)
     assert problems(path) == [
-        f"{path}:1: metadata: NaN is not valid JSON (only finite numbers are)",
+        f"{path}:1: metadata.a: NaN is not valid JSON (only finite numbers are)",
         f"{path}:2: metadata: duplicate key 'a' in one object",
     ]

@@ -56,14 +56,14 @@ def arguments(where: str, raw: Any, problems: list[str]) -> dict[str, Any] | Non
         problems.append(f"{where}: must be an object or a JSON string, got {kind(raw)}")
         return None
     try:
-        parsed = strict_json.loads(raw) if raw.strip() else {}
+        parsed = strict_json.loads(raw, where) if raw.strip() else {}
     except json.JSONDecodeError as exc:
         problems.append(
             f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
         )
         return None
     except strict_json.StrictJSONError as exc:
-        problems.append(f"{where}: {exc}")
+        problems.append(str(exc))
         return None
     if not isinstance(parsed, dict):
         problems.append(f"{where}: must be a JSON object, got {kind(parsed)}")

@@ -41,7 +41,6 @@ class ElementError(json.JSONDecodeError):
 
 
 _WS = re.compile(r"[ \t\n\r]*")
-_SCALAR = re.compile(r"[^,\]\s]*")
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 
@@ -51,14 +50,22 @@ class _Duplicated(dict[str, Any]):
     duplicates: list[str]
 
 
-_seen = threading.local()  # whether the current `loads` call met a duplicate key
+class _Refused(float):
+    """A number strict JSON refuses (`NaN`, `Infinity`, `1e400`), kept with its text so that
+    `problems_of` can report it with its path."""
+
+    text: str
+
+
+#: whether the current parse met something `problems_of` must report (duplicates, numbers)
+_seen = threading.local()
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result = dict(pairs)
     if len(result) == len(pairs):
         return result
-    _seen.duplicates = True
+    _seen.refused = True
     marked = _Duplicated(result)
     seen: set[str] = set()
     marked.duplicates = []
@@ -69,38 +76,46 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return marked
 
 
-def _constant(name: str) -> Any:
-    raise StrictJSONError(f"{name} is not valid JSON (only finite numbers are)")
+def _refused(text: str, value: float) -> _Refused:
+    _seen.refused = True
+    number = _Refused(value)
+    number.text = text
+    return number
 
 
-def _non_finite(value: float) -> str:
-    name = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    return f"{name} is not valid JSON (only finite numbers are)"
+def _constant(name: str) -> float:
+    return _refused(name, float(name))
 
 
 def _float(text: str) -> float:
     value = float(text)
-    if math.isinf(value):
-        raise StrictJSONError(f"the number {text[:40]} is too large (it overflows to infinity)")
-    return value
+    return _refused(text, value) if math.isinf(value) else value
+
+
+def _non_finite(value: float) -> str:
+    if isinstance(value, _Refused) and value.text not in ("NaN", "Infinity", "-Infinity"):
+        return f"the number {value.text[:40]} is too large (it overflows to infinity)"
+    name = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return f"{name} is not valid JSON (only finite numbers are)"
 
 
 _DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float)
 
 
-def loads(text: str | bytes) -> Any:
-    """Parse strict JSON; `json.JSONDecodeError` for bad syntax, `StrictJSONError` otherwise
-    (a duplicate key names its path, e.g. `user_input[2]: duplicate key 'content' in one object`).
+def loads(text: str | bytes, path: str = "") -> Any:
+    """Parse strict JSON; `json.JSONDecodeError` for bad syntax, `StrictJSONError` otherwise,
+    naming the path (`user_input[2]: duplicate key 'content' in one object`, `metadata.p: NaN
+    is not valid JSON (only finite numbers are)`); `path` is where the text itself sits.
     """
     if isinstance(text, bytes):
         text = text.decode("utf-8")
-    _seen.duplicates = False
+    _seen.refused = False
     try:
         value = _DECODER.decode(text)
     except RecursionError:
-        raise StrictJSONError(TOO_DEEP) from None
-    if _seen.duplicates:
-        raise StrictJSONError("; ".join(problems_of(value)))
+        raise StrictJSONError(_at(path, TOO_DEEP)) from None
+    if _seen.refused:
+        raise StrictJSONError("; ".join(problems_of(value, path)))
     return value
 
 
@@ -150,25 +165,20 @@ def array_elements(text: str) -> Iterator[tuple[Any, str | None, bool]]:
 
 def _element(text: str, index: int, element: int) -> tuple[Any, str | None, int]:
     """(value, None, end) or (None, problem, end) of the array element at `index`."""
-    _seen.duplicates = False
+    _seen.refused = False
     try:
         value, end = _DECODER.raw_decode(text, index)
     except json.JSONDecodeError as exc:
         raise ElementError(exc, element) from None
-    except StrictJSONError as exc:
-        return None, str(exc), _skip(text, index, element)
     except RecursionError:
         return None, TOO_DEEP, _skip(text, index, element)
-    if _seen.duplicates:
+    if _seen.refused:
         return None, "; ".join(problems_of(value)), end
     return value, None, end
 
 
 def _skip(text: str, index: int, element: int) -> int:
-    """The end of the (valid, but refused) element at `index`, found without parsing it."""
-    if not text.startswith(("[", "{"), index):
-        scalar = _SCALAR.match(text, index)
-        return scalar.end() if scalar else index
+    """The end of the (too deep, so refused) array or object at `index`, found without parsing."""
     depth = 0
     for token in _TOKENS.finditer(text, index):
         if token.group() in ("[", "{"):
@@ -222,10 +232,11 @@ def problems_of(value: Any, path: str = "", depth: int = 1) -> list[str]:
     """`path: problem` lines for a value: too deep, non-finite numbers, duplicate keys.
 
     `depth` is the level of `value` itself within its record (1: the record). Iterative (no
-    recursion); it stops at the first container deeper than `MAX_DEPTH`.
+    recursion); at the first container deeper than `MAX_DEPTH` it stops with one problem that
+    names `path` (the value's own path, not the long one down to that container).
     """
     if not _is_container(value):
-        if type(value) is float and not math.isfinite(value):
+        if isinstance(value, float) and not math.isfinite(value):
             return [_at(path, _non_finite(value))]
         return []
     problems: list[str] = []
@@ -235,7 +246,7 @@ def problems_of(value: Any, path: str = "", depth: int = 1) -> list[str]:
         entry = stack.pop()
         node, level = entry[0], entry[1]
         if level > MAX_DEPTH:
-            return [TOO_DEEP]
+            return [_at(path, TOO_DEEP)]
         if type(node) is _Duplicated:
             names = ", ".join(repr(k) for k in dict.fromkeys(node.duplicates))
             problems.append(_at(_path(entry, path), f"duplicate key {names} in one object"))
@@ -244,7 +255,7 @@ def problems_of(value: Any, path: str = "", depth: int = 1) -> list[str]:
             kind = type(child)
             if kind is str or kind is int or kind is bool or child is None:
                 continue
-            if kind is float:
+            if kind is float or kind is _Refused:
                 if not math.isfinite(child):
                     problems.append(_at(_path((None, 0, entry, key), path), _non_finite(child)))
             elif _is_container(child):

@@ -79,12 +79,12 @@ def row_to_record(
             if not value.strip():
                 continue
             try:
-                value = strict_json.loads(value)
+                value = strict_json.loads(value, column)
             except json.JSONDecodeError as exc:
                 problems.append(_json_problem(column, value, exc))
                 continue
             except strict_json.StrictJSONError as exc:
-                problems.append(f"{column}: {exc}")
+                problems.append(str(exc))
                 continue
             if value is None:
                 continue
