@@ -1,7 +1,11 @@
 """Metrics: the stateless base (`Metric`, `MetricResult`), the registry, and every metric.
 
 To add a metric: write one module with a `Metric` subclass decorated with `@register`, then
-import it below (one line) so that `METRICS`, `get_metric` and `convoeval metrics` know it.
+import it below (one line) so that `METRICS`, `get_metric` and `convoeval metrics` know it. It
+lists its judge `steps`, returns its score-shaping options from `config()`, and gives each step a
+typed input (`judges.step.StepInput`: plain fields are shown, `Field(exclude=True)` ones are not)
+whose every value from data is quoted or fenced (`schema.render.quote`, `bullets`, `fenced`). A
+DeepEval-named class is a `_facade.DeepEvalFacade` over the registered metric (`@facade_of`).
 """
 
 from convoeval.metrics._base import (
