@@ -114,3 +114,59 @@ def test_import_and_kit_creation_load_no_model() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+LONG_TEXTS = [
+    "The quick brown fox jumps over the lazy dog. " * 400,  # cut at once
+    "word " * 30 + " " * 5000 + "after a long run of spaces, " * 200,  # the prefix grows
+    '{"order_id": "A-17", "items": [' + '{"sku": 42, "qty": 1}, ' * 2000 + "]}",
+    "x" * 3000 + " tail words " * 400,  # one long word first: no separator in the first prefix
+    "日本語のテキスト、" * 2000,  # CJK: every character is its own word
+]
+
+
+@pytest.mark.parametrize("text", LONG_TEXTS, ids=["prose", "spaces", "json", "long-word", "cjk"])
+def test_long_texts_give_the_same_tokens_as_tokenizing_them_whole(
+    embedder: Embedder, text: str
+) -> None:
+    """Issue 11 item 13: the text is cut before tokenizing; the result must not change."""
+    whole = embedder._tokenizer.encode(text)
+    cut = embedder._encode(text)
+    assert cut.ids == whole.ids and len(cut.ids) == 256
+
+
+def test_long_text_vectors_are_unchanged(embedder: Embedder) -> None:
+    text = LONG_TEXTS[0]
+    fresh = Embedder(cache_size=0)
+    vector = fresh.embed([text])[0]
+    encoding = embedder._tokenizer.encode(text)
+    ids = np.array([encoding.ids], dtype=np.int64)
+    mask = np.ones_like(ids)
+    feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+    hidden = fresh._session.run(None, {k: feeds[k] for k in fresh._input_names})[0]
+    expected = hidden[0].mean(axis=0)
+    np.testing.assert_allclose(vector, expected / np.linalg.norm(expected), atol=1e-5)
+
+
+_PEAK_RSS = """
+import resource, sys
+from convoeval.judges.offline import Embedder
+embedder = Embedder(cache_size=0)
+embedder.embed(["warm up"])
+text = ("Where is my parcel? It was due on Monday and nobody answers. " * 400_000)[:{size}]
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+embedder.embed([text])
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(after - before)
+"""
+
+
+def test_a_multi_megabyte_message_keeps_memory_bounded() -> None:
+    """A 20 MB message: peak RSS grows by far less than the ~1.3 GB that tokenizing it whole
+    took (about 64 bytes per character). Measured in a child process, not timed."""
+    code = _PEAK_RSS.replace("{size}", str(20_000_000))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    grown_kib = int(done.stdout.strip())
+    print(f"peak RSS grew by {grown_kib / 1024:.1f} MiB while embedding a 20 MB message")
+    assert grown_kib < 100 * 1024, f"{grown_kib / 1024:.0f} MiB"

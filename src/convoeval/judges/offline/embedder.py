@@ -8,6 +8,7 @@ Vectors are mean-pooled over the attention mask and L2-normalised, as sentence-t
 from __future__ import annotations
 
 import hashlib
+import string
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -30,6 +31,13 @@ DIM = 384
 MAX_TOKENS = 256
 
 FloatArray = npt.NDArray[np.float32]
+#: A long text is tokenized from a prefix of this many characters per token first...
+_CHARS_PER_TOKEN = 8
+#: ...grown up to this many (a text this sparse in separators is cut there).
+_GROW_LIMIT = 1024
+#: Where BERT's pre-tokenizer always splits: its ASCII whitespace and ASCII punctuation
+#: (not \v or \f, which its normalizer deletes as control characters, joining the words).
+_SEPARATORS = frozenset(" \t\n\r" + string.punctuation)
 
 
 class ModelIntegrityError(ConvoevalError, RuntimeError):
@@ -155,10 +163,33 @@ class Embedder:
         while len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
 
+    def _encode(self, text: str) -> Any:
+        """The truncated encoding of `text`, tokenizing only a prefix of a long text.
+
+        Tokenizing costs about 64 bytes of memory per character, so a 50 MB message used to take
+        3.3 GB before truncation threw almost all of it away. The prefix ends just before a
+        whitespace or ASCII punctuation character, where BERT's pre-tokenizer splits words, so
+        its tokens are the first tokens of the whole text; once it holds more tokens than fit,
+        the result is exactly that of the whole text. A prefix that is still short is grown
+        (x4) up to `_GROW_LIMIT` characters per token, past which the text is cut there (only a
+        text with almost no separators, such as a huge run of spaces, can differ).
+        """
+        limit = self._max_tokens * _CHARS_PER_TOKEN
+        while limit < len(text):
+            end = _cut_point(text, limit)
+            if end > 0:
+                encoding = self._tokenizer.encode(text[:end])
+                if encoding.overflowing:  # more tokens than fit: the same as the whole text
+                    return encoding
+            if limit >= self._max_tokens * _GROW_LIMIT:
+                return self._tokenizer.encode(text[:limit])
+            limit *= 4
+        return self._tokenizer.encode(text)
+
     def _embed_uncached(self, texts: list[str]) -> FloatArray:
         # One by one on purpose: encode_batch spins up its own thread pool, which competes with
         # onnxruntime for the two cores and warns after a fork.
-        encodings = [self._tokenizer.encode(t) for t in texts]
+        encodings = [self._encode(t) for t in texts]
         order = sorted(range(len(texts)), key=lambda k: len(encodings[k].ids))
         result = np.zeros((len(texts), DIM), dtype=np.float32)
         for start in range(0, len(order), self._batch_size):
@@ -176,6 +207,14 @@ class Embedder:
                 hidden = self._session.run(None, feeds)[0]
             result[chunk] = _pool(np.asarray(hidden, dtype=np.float32), mask)
         return result
+
+
+def _cut_point(text: str, limit: int) -> int:
+    """The last index before `limit` (> 0) of a whitespace or ASCII punctuation character, or 0."""
+    for index in range(limit - 1, 0, -1):
+        if text[index] in _SEPARATORS:
+            return index
+    return 0
 
 
 def _pool(hidden: FloatArray, mask: npt.NDArray[np.int64]) -> FloatArray:
