@@ -181,7 +181,8 @@ class Source:
                 text = self._check(scan, index, where, sample, problems, metrics)
                 digest.update(text.encode("utf-8") + b"\n")
                 if spool is not None:
-                    spool.write((text if sample is not None else "null") + "\n")
+                    plain = sample.to_dict() if sample is not None else None
+                    spool.write(json.dumps(plain, ensure_ascii=False) + "\n")
         if spool_path is not None:
             self._path, self._spooled, self.format = spool_path, True, "ragas"
         scan.fingerprint = digest.hexdigest()
@@ -198,7 +199,8 @@ class Source:
         problems: list[str],
         metrics: Sequence[Metric],
     ) -> str:
-        """Check one record into `scan`; return its canonical text for the fingerprint."""
+        """Check one record into `scan`; return its text for the fingerprint (the sample's JSON,
+        or the problems of an invalid record)."""
         if problems or sample is None:
             found = problems or [f"{where}: not a valid conversation"]
             scan.problems.extend(found)
@@ -216,9 +218,7 @@ class Source:
             parts = [f"{name} (needed by {', '.join(users)})" for name, users in needed.items()]
             scan.missing.append(f"{where}: missing {'; '.join(parts)}")
             scan.invalid.add(index)
-        return json.dumps(
-            sample.to_dict(), ensure_ascii=False, sort_keys=True, separators=(",", ":")
-        )
+        return sample.model_dump_json()  # deterministic field order; fast (pydantic-core)
 
     def items(self) -> Iterator[Item]:
         """The scoring pass: every record to score, in order (call after a successful `scan`)."""
