@@ -112,9 +112,8 @@ def run_metric(
 
     async def score() -> EvaluationResult:
         try:
-            return await aevaluate(
-                data, [metric], judge=judge, max_concurrency=conc, show_progress=False
-            )
+            # The judge object carries the limit; the runner sizes its window from it.
+            return await aevaluate(data, [metric], judge=judge, show_progress=False)
         finally:
             await judge.aclose()  # closes the HTTP client while its event loop still runs
 
