@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +119,11 @@ def test_mapping_problems_name_the_record_and_path(tmp_path: Path) -> None:
     ("options", "message"),
     [
         ({"fields": {"user_input": "x"}}, "fields: cannot map 'user_input': use a sample field"),
-        ({"fields": {"score": "x"}}, "fields: cannot map 'score'"),
+        ({"fields": {"score": "x"}}, "fields: cannot map 'score': use a sample field"),
+        (
+            {"fields": {"reference_tool_call": "x"}},
+            "fields: cannot map 'reference_tool_call' (did you mean 'reference_tool_calls'?)",
+        ),
         ({"fields": {"metadata.": "x"}}, "fields: cannot map 'metadata.'"),
         ({"fields": {"reference": "a..b"}}, "is not a dotted path"),
         ({"messages_field": ".traj"}, "messages_field: '.traj' is not a dotted path"),
@@ -127,7 +132,7 @@ def test_mapping_problems_name_the_record_and_path(tmp_path: Path) -> None:
 def test_bad_options_are_refused_before_reading(
     tmp_path: Path, options: dict[str, Any], message: str
 ) -> None:
-    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(".", r"\.")):
+    with pytest.raises(ValueError, match=re.escape(message)):
         read_records(_write(tmp_path, [RUN]), **options)
 
 

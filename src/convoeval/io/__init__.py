@@ -1,8 +1,11 @@
 """Reading and writing conversation datasets: JSONL, JSON arrays, CSV, Parquet and pandas.
 
-Records may be in the Ragas, OpenAI chat or DeepEval layout (detected per record). Reading yields
+Records may be in the Ragas, OpenAI chat or DeepEval layout (detected per record), or in another
+layout read with `messages_field=` and `fields=` (dotted paths, see `io.remap`). Reading yields
 `Record`s that carry their problems as `file:line: path: what is wrong`, so a validator can report
-every bad record; `read_samples` is the strict variant that stops at the first bad one.
+every bad record; `read_samples` is the strict variant that stops at the first bad one. Every
+reader holds records to strict JSON (`io.strict_json`: nesting at most 64 deep, finite numbers,
+no duplicate keys) and refuses files that are not regular files.
 """
 
 from convoeval.io.errors import DataError, DataFileError

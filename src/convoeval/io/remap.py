@@ -16,6 +16,7 @@ top-level keys that `fields` reads from are taken out of the record; the rest is
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -46,9 +47,11 @@ def make_remap(messages_field: str | None, fields: Mapping[str, str] | None) -> 
     for name, path in (fields or {}).items():
         key = name.removeprefix(_META)
         if (name == key and name not in targets) or not key:
+            close = difflib.get_close_matches(name, targets, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ValueError(
-                f"fields: cannot map {name!r}: use a sample field ({', '.join(targets)}) "
-                "or metadata.KEY"
+                f"fields: cannot map {name!r}{hint}: use a sample field "
+                f"({', '.join(targets)}) or metadata.KEY"
             )
         _check_path(f"fields[{name!r}]", path)
     return Remap(messages_field or None, tuple((fields or {}).items()))
