@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from convoeval.io import read_records, read_samples
+from convoeval.io import DataError, read_records, read_samples, record_to_sample
 from convoeval.io.records import convert
 
 TAU_BENCH = (
@@ -134,6 +134,13 @@ def test_bad_options_are_refused_before_reading(
 ) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         read_records(_write(tmp_path, [RUN]), **options)
+
+
+def test_record_to_sample_takes_the_same_options() -> None:
+    sample = record_to_sample(RUN, messages_field="traj", fields={"id": "task_id"})
+    assert sample.id == "7" and sample.reference_tool_calls is None
+    with pytest.raises(DataError, match="the conversation .messages_field. is not in this record"):
+        record_to_sample(RUN, messages_field="trajectory")
 
 
 def test_forced_format_picks_the_conversation_layout() -> None:

@@ -149,10 +149,19 @@ def ensure_sample(sample: Any, position: int) -> MultiTurnSample:
     return sample
 
 
-def record_to_sample(record: Mapping[str, Any], *, format: str = "auto") -> MultiTurnSample:
-    """Convert one record dict to a sample; raises `DataError` listing every problem."""
+def record_to_sample(
+    record: Mapping[str, Any],
+    *,
+    format: str = "auto",
+    messages_field: str | None = None,
+    fields: Mapping[str, str] | None = None,
+) -> MultiTurnSample:
+    """Convert one record dict to a sample; raises `DataError` listing every problem.
+
+    `messages_field` and `fields` read other layouts, as `read_records` does.
+    """
     check_format(format)
-    sample, problems, _ = convert(record, format)
+    sample, problems, _ = convert(record, format, messages_field=messages_field, fields=fields)
     if sample is None:
         raise DataError(problems)
     return sample
