@@ -139,7 +139,9 @@ def test_bad_options_are_refused_before_reading(
 def test_record_to_sample_takes_the_same_options() -> None:
     sample = record_to_sample(RUN, messages_field="traj", fields={"id": "task_id"})
     assert sample.id == "7" and sample.reference_tool_calls is None
-    with pytest.raises(DataError, match="the conversation .messages_field. is not in this record"):
+    with pytest.raises(
+        DataError, match=r"the conversation \(messages_field\) is not in this record"
+    ):
         record_to_sample(RUN, messages_field="trajectory")
 
 
