@@ -238,8 +238,8 @@ def _print_notes(result: EvaluationResult) -> None:
     cls=Greedy,
     multiple=True,
     metavar="T ...",
-    help="Topics for every record that has none (several values, or @FILE with one "
-    "topic per line).",
+    help="Topics for every record that has none: several values up to the next option (so "
+    "give DATA before it), or @FILE with one topic per line.",
 )
 @click.option(
     "-o",
