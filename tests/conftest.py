@@ -103,6 +103,7 @@ class Action:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     content_type: str = "application/json"
+    gather: int = 0
 
 
 class FaultServer:
@@ -139,11 +140,21 @@ class FaultServer:
 
     # Script builders (each appends one response; they chain).
     def reply(
-        self, content: Any, *, finish_reason: str = "stop", usage: bool = True, delay: float = 0.0
+        self,
+        content: Any,
+        *,
+        finish_reason: str = "stop",
+        usage: bool = True,
+        delay: float = 0.0,
+        gather: int = 0,
     ) -> FaultServer:
-        """A 200 answer whose message content is `content` (a dict is sent as JSON text)."""
+        """A 200 answer whose message content is `content` (a dict is sent as JSON text).
+
+        With `gather=N` the answer waits until N requests were in flight at once (at most 5 s),
+        so a test of a concurrency limit N sees a peak of exactly N however loaded the machine.
+        """
         text = content if isinstance(content, str) else json.dumps(content)
-        return self._add(Action("reply", text, finish_reason, usage, delay=delay))
+        return self._add(Action("reply", text, finish_reason, usage, delay=delay, gather=gather))
 
     def error(
         self, status: int, message: str = "injected fault", headers: dict[str, str] | None = None
@@ -198,6 +209,11 @@ class FaultServer:
         with self._lock:
             self.active += 1
             self.peak = max(self.peak, self.active)
+            self._changed.notify_all()
+
+    def _gather(self, count: int) -> None:
+        with self._changed:
+            self._changed.wait_for(lambda: self.peak >= count or self.closing.is_set(), 5.0)
 
     def _leave(self, abandoned: bool) -> None:
         with self._lock:
@@ -297,6 +313,8 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
                 with contextlib.suppress(OSError):
                     self.connection.shutdown(socket.SHUT_RDWR)
                 return True
+            if action.gather:
+                server._gather(action.gather)
             if action.delay and self._client_left_during(action.delay):
                 return False
             if action.kind == "error":

@@ -45,7 +45,7 @@ async def test_slow_healthy_judge_scores_every_step_whatever_the_queue(
     failed = [a for a in answers if isinstance(a, BaseException)]
     assert failed == []
     assert judge.total.requests == fault_server.attempts == 16
-    assert fault_server.peak == 2 and fault_server.abandoned == 0
+    assert fault_server.peak <= 2 and fault_server.abandoned == 0
 
 
 async def test_a_timed_out_request_is_hung_up_and_its_slot_released(

@@ -10,6 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from convoeval.judges import JudgeError, OpenAIJudge, Step
+from convoeval.judges.endpoints import EndpointRegistry
 from convoeval.judges.retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -146,7 +147,7 @@ def test_openai_without_key_is_refused_early(monkeypatch: pytest.MonkeyPatch) ->
 async def test_the_limit_is_shared_by_the_users_of_one_judge(
     fault_server: FaultServer, verdict_step: Step[Verdict]
 ) -> None:
-    fault_server.reply(GOOD, delay=0.2).forever()
+    fault_server.reply(GOOD, gather=3).forever()
     judge = _judge(fault_server, concurrency=3)
     answers = await asyncio.gather(
         *(judge.run(verdict_step, {"statement": f"s{i}"}) for i in range(12))
@@ -160,17 +161,37 @@ async def test_a_judges_limit_never_changes_another_judges_on_the_same_endpoint(
     fault_server: FaultServer, verdict_step: Step[Verdict]
 ) -> None:
     # Issue 10 §2: creating OpenAIJudge(..., concurrency=3) used to set the limit of every judge
-    # on that endpoint. The limit now belongs to each judge instance.
-    fault_server.reply(GOOD, delay=0.3).forever()
+    # on that endpoint. An explicit limit now belongs to its judge instance.
+    fault_server.reply(GOOD, gather=6).forever()
     roomy = _judge(fault_server, concurrency=6)
     narrow = _judge(fault_server, concurrency=2)
     default = _judge(fault_server)
     assert [j.describe()["concurrency"] for j in (roomy, narrow, default)] == [6, 2, 16]
     await asyncio.gather(*(roomy.run(verdict_step, {"statement": f"r{i}"}) for i in range(6)))
     assert fault_server.peak == 6
+    fault_server.reply(GOOD, gather=2).forever()
     fault_server.peak = 0
     await asyncio.gather(*(narrow.run(verdict_step, {"statement": f"n{i}"}) for i in range(6)))
     assert fault_server.peak == 2
+
+
+async def test_judges_without_a_limit_share_their_endpoints_default(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    # Metrics given their own judge spec each resolve a judge: without an explicit limit they
+    # still share one limit per endpoint (16), whatever an explicit judge there says.
+    fault_server.reply(GOOD, gather=16).forever()
+    registry = EndpointRegistry()
+    first, second = (_judge(fault_server, registry=registry) for _ in range(2))
+    _judge(fault_server, registry=registry, concurrency=40)
+    runs = [j.run(verdict_step, {"statement": f"s{i}"}) for i in range(12) for j in (first, second)]
+    await asyncio.gather(*runs)
+    assert fault_server.attempts == 24 and fault_server.peak == 16
+    assert first.describe()["concurrency"] == second.describe()["concurrency"] == 16
+    before = registry.shared_limiter(first.endpoint)
+    assert registry.shared_limiter(first.endpoint) is before
+    registry.reset()
+    assert registry.shared_limiter(first.endpoint) is not before
 
 
 async def test_default_limit_lets_samples_overlap(

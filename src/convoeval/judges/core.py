@@ -49,12 +49,14 @@ class _Tally:
 class LLMJudge:
     """A judge made of a backend and this core.
 
-    Concurrency: the limit belongs to the judge instance. Every metric, sample and step that uses
-    one judge shares its `concurrency` slots; another judge, even on the same endpoint, has its
-    own limit and never changes this one. Share one judge instance to share one limit.
+    Concurrency: `limiter` bounds the requests in flight of every metric, sample and step that
+    uses this judge (None: no bound). The OpenAI judge gets its own limiter when given
+    `concurrency`, else the endpoint's shared default one: a judge's explicit limit never changes
+    another judge's.
 
     Time: `timeout` bounds each request from when it is sent (after it got its slot) to its last
-    byte; a request past it is cancelled and its connection closed. Retryable failures (429, 5xx,
+    byte; a request past it is cancelled and its connection closed (None: no bound, for backends
+    such as a batch API whose answers take hours). Retryable failures (429, 5xx,
     timeouts, connection errors) are retried while the step's retry budget
     (`retry.max_total_s`) lasts, honouring Retry-After; queueing for a slot never spends it.
     """
@@ -65,7 +67,7 @@ class LLMJudge:
         *,
         name: str,
         cache: JudgeCache | None = None,
-        concurrency: int | None = None,
+        limiter: Limiter | None = None,
         timeout: float | None = None,
         retry: RetryPolicy | None = None,
         registry: EndpointRegistry | None = None,
@@ -78,7 +80,7 @@ class LLMJudge:
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
         self.registry = registry if registry is not None else ENDPOINTS
-        self._limiter = None if concurrency is None else Limiter(concurrency)
+        self._limiter = limiter
         #: Everything this judge spent so far, failed and cancelled steps included.
         self.total = Usage()
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from convoeval.judges.backend import BackendReply, BackendRequest
 from convoeval.judges.core import LLMJudge
 from convoeval.judges.endpoints import EndpointRegistry
-from convoeval.judges.retry import RetryPolicy
+from convoeval.judges.retry import Limiter, RetryPolicy
 
 #: One scripted answer: a dict, JSON text, a pydantic instance, or an exception (class) to raise.
 FakeAnswer: TypeAlias = Mapping[str, Any] | str | BaseModel | BaseException | type[BaseException]
@@ -136,7 +136,7 @@ class FakeJudge(LLMJudge):
         super().__init__(
             self._fake,
             name=name,
-            concurrency=concurrency,
+            limiter=None if concurrency is None else Limiter(concurrency),
             timeout=timeout,
             retry=retry,
             registry=registry if registry is not None else EndpointRegistry(),

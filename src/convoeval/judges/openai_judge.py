@@ -23,8 +23,8 @@ import httpx
 from convoeval.judges.backend import BackendFailure, BackendReply, BackendRequest, Failure
 from convoeval.judges.cache import JudgeCache
 from convoeval.judges.core import LLMJudge
-from convoeval.judges.endpoints import EndpointRegistry
-from convoeval.judges.retry import DEFAULT_CONCURRENCY, RetryPolicy, parse_retry_after
+from convoeval.judges.endpoints import ENDPOINTS, EndpointRegistry
+from convoeval.judges.retry import Limiter, RetryPolicy, parse_retry_after
 
 OPENAI_URL = "https://api.openai.com/v1"
 #: The key sent to local servers that need none (never a real credential).
@@ -294,8 +294,9 @@ def _int(value: Any) -> int | None:
 class OpenAIJudge(LLMJudge):
     """A judge backed by an OpenAI-compatible server (OpenAI, vLLM, Ollama, llama.cpp, gateways).
 
-    `concurrency` (default 16) limits this judge instance's requests in flight, shared by every
-    metric and sample using it; other judges on the same endpoint keep their own limits.
+    `concurrency` gives this judge its own limit on requests in flight, shared by every metric and
+    sample using it; without it the judge shares its endpoint's default limit (16) with the other
+    judges there that set none. A judge's explicit limit never changes another judge's.
     `timeout` is per request, from when it is sent; `retry_budget` (seconds, default 120) bounds
     the retries of one step and replaces `retry.max_total_s` when given.
     """
@@ -344,11 +345,16 @@ class OpenAIJudge(LLMJudge):
             max_tokens=max_tokens,
             strict=strict,
         )
+        registry = registry if registry is not None else ENDPOINTS
         super().__init__(
             self._backend,
             name=f"openai/{model}",
             cache=_cache(cache),
-            concurrency=DEFAULT_CONCURRENCY if concurrency is None else concurrency,
+            limiter=(
+                registry.shared_limiter(self._backend.endpoint)
+                if concurrency is None
+                else Limiter(concurrency)
+            ),
             timeout=timeout,
             retry=policy,
             registry=registry,
