@@ -2,7 +2,8 @@
 
 Every HTTP test talks to a real socket on 127.0.0.1: either SmolLM2 served by xllamacpp or a small
 scripted `/v1/chat/completions` server that injects faults (429, 5xx, stalls, dropped connections,
-malformed or off-schema answers, rejected response formats) and counts what it received.
+connections reset mid-body, non-JSON bodies, malformed or off-schema answers, rejected response
+formats) and counts what it received and which requests their client hung up on.
 """
 
 from __future__ import annotations

@@ -56,9 +56,9 @@ class LLMJudge:
 
     Time: `timeout` bounds each request from when it is sent (after it got its slot) to its last
     byte; a request past it is cancelled and its connection closed (None: no bound, for backends
-    such as a batch API whose answers take hours). Retryable failures (429, 5xx,
-    timeouts, connection errors) are retried while the step's retry budget
-    (`retry.max_total_s`) lasts, honouring Retry-After; queueing for a slot never spends it.
+    such as a batch API whose answers take hours). Retryable failures (429, 5xx, timeouts,
+    connection errors) are retried while the step's retry budget (`retry.max_total_s`) lasts,
+    honouring Retry-After; queueing for a slot never spends it.
     """
 
     def __init__(
