@@ -159,3 +159,22 @@ def test_describe_uses_kind(verdict_step: Step[Verdict]) -> None:
     assert judge.describe()["kind"] == "openai"
     assert judge.describe()["timeout"] == 3 and judge.describe()["retry_budget"] == 120
     assert FakeJudge({}).describe()["kind"] == "fake"
+
+
+async def test_a_retry_after_longer_than_the_budget_left_gives_up_at_once(
+    verdict_step: Step[Verdict], fake_time: FakeTime
+) -> None:
+    script = [_retryable("HTTP 429 rate limited: quota", after=45.0), GOOD]
+    judge = FakeJudge({NAME: script}, retry=_policy(fake_time, max_total_s=30.0))
+    with pytest.raises(JudgeError, match=r"after 1 attempt: the retry time budget \(30 s\)"):
+        await judge.run(verdict_step, {"statement": "x"})
+    assert fake_time.sleeps == [] and judge.remaining(NAME) == 1
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"concurrency": 0}, {"timeout": 0}, {"retry_budget": 0}, {"retry_budget": -1}],
+)
+def test_invalid_limits_are_refused(options: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="must be"):
+        OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", cache=False, **options)
