@@ -54,7 +54,10 @@ def test_refuses_other_data_or_metrics_and_overwrite_starts_again(tmp_path: Path
         evaluate(other, ["tool_call_accuracy"], output=out, show_progress=False)
     with pytest.raises(ResultsFileError, match=r"tool_call_accuracy before, tool_call_f1 now"):
         evaluate(data, ["tool_call_f1"], output=out, show_progress=False)
-    with pytest.raises(ResultsFileError, match="tool_call_accuracy's options differ"):
+    with pytest.raises(
+        ResultsFileError,
+        match="tool_call_accuracy's options differ \\(strict_order=true -> strict_order=false\\)",
+    ):
         evaluate(data, [ToolCallAccuracy(strict_order=False)], output=out, show_progress=False)
     with pytest.raises(ResultsFileError, match="already holds results"):
         evaluate(data, ["tool_call_accuracy"], output=out, show_progress=False, resume=False)

@@ -71,8 +71,10 @@ def _changes(old: RunMeta, new: RunMeta) -> list[str]:
         return changes
     for name, entry in now.items():
         was = before[name]
-        if (was.get("class"), was.get("config")) != (entry["class"], entry["config"]):
-            changes.append(f"{name}'s options differ ({was.get('config')} -> {entry['config']})")
+        if was.get("class") != entry["class"]:
+            changes.append(f"{name} is another class ({was.get('class')} -> {entry['class']})")
+        elif was.get("config") != entry["config"]:
+            changes.append(f"{name}'s options differ ({_options_diff(was, entry)})")
         if was.get("steps") != entry["steps"]:
             changes.append(f"{name}'s prompts or output schemas differ (step fingerprints)")
         if entry["uses_judge"] and was.get("judge") != entry["judge"]:
@@ -88,6 +90,15 @@ def _changes(old: RunMeta, new: RunMeta) -> list[str]:
             f"{new['convoeval_version']})"
         )
     return changes
+
+
+def _options_diff(was: MetricRecord, now: MetricRecord) -> str:
+    """Changed options the way -m writes them: `strict_order=true -> strict_order=false`."""
+    before, after = was.get("config") or {}, now["config"]
+    keys = sorted(k for k in {*before, *after} if before.get(k) != after.get(k))
+    return ", ".join(
+        f"{k}={json.dumps(before.get(k))} -> {k}={json.dumps(after.get(k))}" for k in keys
+    )
 
 
 def conflict(old: RunMeta, new: RunMeta, results: str) -> str | None:
