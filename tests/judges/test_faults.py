@@ -108,6 +108,14 @@ async def test_500s_are_retried_then_answered(
     assert fake_time.sleeps == [0.01, 0.02]  # exponential backoff, no jitter
 
 
+async def test_408_and_409_are_retried(
+    fault_server: FaultServer, verdict_step: Step[Verdict], fake_time: FakeTime, fast: RetryPolicy
+) -> None:
+    fault_server.error(408, "request timeout").error(409, "conflict").reply(GOOD)
+    answer = await _judge(fault_server, retry=fast).run(verdict_step, INPUTS)
+    assert answer.output.verdict is True and fault_server.attempts == 3
+
+
 async def test_500s_forever_end_in_judge_error(
     fault_server: FaultServer, verdict_step: Step[Verdict], fake_time: FakeTime
 ) -> None:

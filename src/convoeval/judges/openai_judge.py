@@ -222,9 +222,10 @@ class OpenAIChatBackend:
                 retry_after=_retry_after(response.headers),
             )
         if status >= 500 or status in _RETRY_STATUS:
+            kind = "server error" if status >= 500 else "retryable"
             return BackendFailure(
                 Failure.RETRYABLE,
-                f"HTTP {status} server error: {message}",
+                f"HTTP {status} {kind}: {message}",
                 retry_after=_retry_after(response.headers),
             )
         if status == 400:
