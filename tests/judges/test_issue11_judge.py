@@ -130,7 +130,9 @@ async def test_given_usage_is_counted_while_requests_are_sent(
     judge = _judge(fault_server, timeout=30.0)
     usage = Usage()
     task = asyncio.create_task(judge.run(verdict_step, INPUTS, usage=usage))
-    while fault_server.attempts < 2:
+    for _ in range(1000):  # until the retry is in flight (10 s at most)
+        if fault_server.attempts == 2:
+            break
         await asyncio.sleep(0.01)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
