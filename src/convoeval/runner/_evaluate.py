@@ -11,6 +11,7 @@ failed pairs of an earlier run and replaces the file atomically.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -130,6 +131,12 @@ async def aevaluate(
     concurrency = options.get("max_concurrency")
     if concurrency is not None and concurrency < 1:
         raise UsageError("max_concurrency must be at least 1")
+    named = sorted(name for name in _JUDGE_OPTIONS if options.get(name) is not None)
+    if named and judge is not None and not isinstance(judge, str):
+        raise UsageError(
+            f"{', '.join(named)} configure a judge built from a spec; a Judge object carries "
+            "its own settings (e.g. OpenAIJudge(model, concurrency=4, cache=False))"
+        )
     source = Source(
         data,
         format=options.get("format", "auto"),
@@ -183,18 +190,11 @@ async def _evaluate(
 ) -> EvaluationResult:
     chosen, scan, skipped = _choose(source, metrics, judge, options)
     concurrency = options.get("max_concurrency")
-    given = {name: options.get(name) for name in _JUDGE_OPTIONS}
-    named = sorted(name for name, value in given.items() if value is not None)
-    if named and judge is not None and not isinstance(judge, str):
-        raise UsageError(
-            f"{', '.join(named)} configure a judge built from a spec; a Judge object carries "
-            "its own settings (e.g. OpenAIJudge(model, concurrency=4, cache=False))"
-        )
-    judge_options = {_JUDGE_OPTIONS[name]: value for name, value in given.items()}
+    judge_options = {key: options.get(name) for name, key in _JUDGE_OPTIONS.items()}
     plan = plan_judges(chosen, judge, judge_options)
+    owned = None
     try:
         output = options.get("output")
-        owned = None
         if output is None:
             owned = tempfile.mkdtemp(prefix="convoeval-results-")
             output = os.path.join(owned, "results.jsonl")
@@ -234,9 +234,22 @@ async def _evaluate(
                 shown.close()
             meta["completed"] = now()
             write_meta(path, meta)
+    except BaseException:
+        if owned is not None:  # nobody can reach a temporary results file of a failed run
+            shutil.rmtree(owned, ignore_errors=True)
+        raise
     finally:
         await plan.close_clients(chosen)
     return EvaluationResult(path, meta, aggregates, prices=options.get("prices"), owned_dir=owned)
+
+
+def _plain(value: Any) -> Any:
+    """An option as JSON: mappings as dicts, sequences as lists."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return list(value)
+    return value
 
 
 def _window(concurrency: int | None, plan: JudgePlan) -> int:
@@ -272,7 +285,7 @@ def _meta(
         "options": {
             key: value
             for key in ("limit", "reference_topics", "messages_field", "fields", "skip_invalid")
-            if (value := options.get(key)) not in (None, False)
+            if (value := _plain(options.get(key))) not in (None, False)
         },
         "invalid": [*scan.problems, *scan.missing],
         "started": now(),
