@@ -4,6 +4,7 @@ the endpoint registry, live usage, masking. Exact: no sockets, no real waits."""
 from __future__ import annotations
 
 import asyncio
+import pickle
 import random
 from typing import TYPE_CHECKING, Any
 
@@ -178,3 +179,12 @@ async def test_a_retry_after_longer_than_the_budget_left_gives_up_at_once(
 def test_invalid_limits_are_refused(options: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="must be"):
         OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", cache=False, **options)
+
+
+def test_judge_errors_survive_pickling() -> None:
+    error = JudgeError("step", "failed: Bearer sk-abcdefgh123", raw="answer")
+    error.usage = Usage(requests=2)
+    again = pickle.loads(pickle.dumps(error))
+    assert type(again) is JudgeError and str(again) == str(error)
+    assert (again.step, again.raw, again.usage) == ("step", "answer", Usage(requests=2))
+    assert "sk-abcdefgh123" not in str(again)

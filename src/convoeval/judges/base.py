@@ -94,6 +94,17 @@ class JudgeError(ConvoevalError):
         if self.raw is not None:
             self.raw = redact(self.raw, secrets)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Picklable as it is (message already masked), so failures can cross process boundaries.
+        return (_restore, (type(self), str(self), self.__dict__))
+
+
+def _restore(cls: type[JudgeError], text: str, state: dict[str, Any]) -> JudgeError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, text)
+    error.__dict__.update(state)
+    return error
+
 
 class StepUnsupported(JudgeError):
     """This judge cannot answer this kind of step (for example goal accuracy offline)."""
