@@ -6,13 +6,15 @@ from __future__ import annotations
 import asyncio
 import pickle
 import random
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from convoeval.judges import FakeJudge, JudgeError, OpenAIJudge, Step, Usage
+from convoeval.judges import FakeJudge, JudgeCache, JudgeError, OpenAIJudge, Step, Usage
 from convoeval.judges._redact import redact
-from convoeval.judges.backend import BackendFailure, Failure
+from convoeval.judges.backend import BackendFailure, BackendReply, BackendRequest, Failure
+from convoeval.judges.core import LLMJudge
 from convoeval.judges.endpoints import EndpointRegistry
 from convoeval.judges.retry import RetryPolicy
 
@@ -188,3 +190,57 @@ def test_judge_errors_survive_pickling() -> None:
     assert type(again) is JudgeError and str(again) == str(error)
     assert (again.step, again.raw, again.usage) == ("step", "answer", Usage(requests=2))
     assert "sk-abcdefgh123" not in str(again)
+
+
+class _Batching:
+    """A toy batch backend: requests wait until `size` are pending, then all are answered at
+    once; the first line of the first batch fails. Proves a batch backend needs no own retry or
+    cache code."""
+
+    kind, model, endpoint = "batch", "m", "batch:test"
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.pending: list[tuple[BackendRequest, asyncio.Future[BackendReply]]] = []
+        self.batches: list[int] = []
+
+    def sampling(self) -> dict[str, Any]:
+        return {}
+
+    def secrets(self) -> tuple[str, ...]:
+        return ()
+
+    async def aclose(self) -> None:
+        return None
+
+    async def send(self, request: BackendRequest) -> BackendReply:
+        line: asyncio.Future[BackendReply] = asyncio.get_running_loop().create_future()
+        self.pending.append((request, line))
+        if len(self.pending) >= self.size or self.batches:
+            batch, self.pending = self.pending, []
+            self.batches.append(len(batch))
+            for i, (_, waiting) in enumerate(batch):
+                if i == 0 and len(self.batches) == 1:
+                    waiting.set_exception(_retryable("batch line 0 expired"))
+                else:
+                    waiting.set_result(BackendReply(content=GOOD, finish_reason="stop"))
+        return await line
+
+
+async def test_a_batch_backend_gets_retries_and_cache_from_the_core(
+    verdict_step: Step[Verdict], fake_time: FakeTime, tmp_path: Path
+) -> None:
+    backend = _Batching(size=4)
+    judge = LLMJudge(
+        backend,
+        name="batch/m",
+        cache=JudgeCache(tmp_path / "c.sqlite3"),
+        retry=_policy(fake_time),
+        registry=EndpointRegistry(),
+    )
+    steps = [judge.run(verdict_step, {"statement": f"s{i}"}) for i in range(4)]
+    answers = await asyncio.gather(*steps)
+    assert all(a.output.verdict for a in answers)
+    assert backend.batches == [4, 1] and fake_time.sleeps == [0.5]  # the failed line, retried
+    again = await judge.run(verdict_step, {"statement": "s0"})
+    assert again.usage.cached == 1 and backend.batches == [4, 1]

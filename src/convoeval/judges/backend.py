@@ -4,6 +4,11 @@ A backend (OpenAI chat completions, the fake judge's script, later the OpenAI Ba
 `BackendRequest` into a `BackendReply` or raises `BackendFailure` saying whether the failure is
 worth retrying, is a refused output format or sampling parameter, or is final. Everything else
 (cache, concurrency limit, retries, timeout, re-ask, usage) lives once in `LLMJudge`.
+
+A batch backend's `send` adds the request to the open batch and awaits its line of the result (a
+failed line is a RETRYABLE failure, retried in a later batch; a re-ask goes into the next batch);
+its `LLMJudge` takes no limiter and no per-request timeout, since every pending request waits in
+the batch at once.
 """
 
 from __future__ import annotations
