@@ -1,11 +1,12 @@
-"""Every judge metric end to end: through a real LLM over HTTP (llama.cpp serving SmolLM2 on
-127.0.0.1: plumbing, not verdict quality) and through the offline judge (real verdicts)."""
+"""Every judge metric end to end: over HTTP with structured output against a scripted server on
+127.0.0.1 (exact scores), one step through a real LLM (llama.cpp serving SmolLM2: plumbing, not
+verdict quality), and through the offline judge (real verdicts)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -18,48 +19,66 @@ from convoeval import (
     TopicAdherenceScore,
 )
 from convoeval.judges import OpenAIJudge
-from convoeval.judges.retry import RetryPolicy
 from convoeval.metrics import ConversationRelevancy
+
+if TYPE_CHECKING:
+    from conftest import FaultServer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "support.jsonl"
 SAMPLES = {
     s.id: s for s in (MultiTurnSample.model_validate(json.loads(line)) for line in EXAMPLES.open())
 }
 
-LLM_METRICS: list[Metric] = [
-    TopicAdherenceScore(),
-    ConversationRelevancy(),
-    AgentGoalAccuracyWithReference(),
-    AgentGoalAccuracyWithoutReference(),
-    RubricsScore(),
+MEDICAL = SAMPLES["refuses-medical-question"].model_copy(
+    update={"reference": "The user is sent to a doctor.", "rubrics": {"1": "bad", "2": "good"}}
+)
+#: Valid as an `answered` and as an `in_scope` answer (each model ignores the other's field).
+BOTH = {"verdicts": [{"topic": "heart rate", "answered": False, "in_scope": False}]}
+GOAL = {"end_state": "sent to a doctor", "achieved": True, "reason": "as desired"}
+#: Every judge metric with the answers a scripted server gives and the exact score they make.
+SCRIPTED: list[tuple[Metric, list[dict[str, Any]], float]] = [
+    (
+        TopicAdherenceScore(),
+        [
+            {"topics": [{"topic": "heart rate", "message_index": 0, "quote": "heart rate"}]},
+            BOTH,
+            BOTH,
+        ],
+        1.0,  # one topic, out of scope and declined: correct restraint
+    ),
+    (
+        ConversationRelevancy(),
+        [{"verdicts": [{"exchange": 0, "relevant": True, "reason": ""}]}],
+        1.0,
+    ),
+    (AgentGoalAccuracyWithReference(), [GOAL], 1.0),
+    (
+        AgentGoalAccuracyWithoutReference(),
+        [{"user_goal": "advice", **GOAL, "achieved": False}],
+        0.0,
+    ),
+    (RubricsScore(), [{"level": 2, "reason": "polite and safe"}], 2.0),
 ]
 
 
-@pytest.mark.parametrize("metric", LLM_METRICS, ids=lambda m: m.name)
-async def test_judge_metrics_through_a_real_llm_server(llama_server: str, metric: Metric) -> None:
-    judge = OpenAIJudge(
-        "smollm2",
-        base_url=llama_server,
-        cache=False,
-        max_tokens=160,
-        retry=RetryPolicy(max_retries=1, base_delay_s=0.05, max_total_s=90),
-        timeout=90,
-    )
-    sample = SAMPLES["refuses-medical-question"].model_copy(
-        update={"reference": "The user is sent to a doctor.", "rubrics": {"1": "bad", "2": "good"}}
-    )
-    result = await metric.score(sample, judge=judge)
-    assert result.usage.requests >= 1
-    if result.failed:
-        # A 135M model may not follow the keyed-verdict rules: that must end in a clean,
-        # recorded failure that names the step, never in a crash or a made-up score.
-        assert result.value is None
-        assert result.error is not None and "step '" in result.error["message"]
-    else:
-        assert result.value is not None and result.usage.prompt_tokens > 0
-        low, high = (1.0, 5.0) if isinstance(metric, RubricsScore) else (0.0, 1.0)
-        assert low <= result.value <= high
+@pytest.mark.parametrize(
+    ("metric", "replies", "value"), SCRIPTED, ids=lambda x: getattr(x, "name", "")
+)
+async def test_every_judge_metric_over_http_with_structured_output(
+    fault_server: FaultServer, metric: Metric, replies: list[dict[str, Any]], value: float
+) -> None:
+    for reply in replies:
+        fault_server.reply(reply)
+    judge = OpenAIJudge("fault-model", base_url=fault_server.url, api_key="sk-test", cache=False)
+    result = await metric.score(MEDICAL, judge=judge)
     await judge.aclose()
+    assert (result.value, result.error) == (value, None)
+    assert result.usage.requests == fault_server.attempts == len(replies)
+    assert result.usage.prompt_tokens == 11 * len(replies)  # what the server reports per answer
+    schemas = [step.schema() for step in metric.steps]
+    for body in fault_server.bodies:  # each step asked for its own schema as structured output
+        assert body["response_format"]["type"] == "json_schema"
+        assert body["response_format"]["json_schema"]["schema"] in schemas
 
 
 async def test_a_simple_step_is_scored_by_the_real_llm(llama_server: str) -> None:
