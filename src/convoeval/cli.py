@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
 
 import click
-from rich.console import Console
 
 from convoeval._cli_options import Greedy, default_output, fields, pairs, topics
+from convoeval._cli_output import (
+    EXIT_FAIL_UNDER,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    error_lines,
+    fail,
+    print_notes,
+    print_summary,
+    split_metrics,
+)
 from convoeval._version import VERSION
 from convoeval.io.records import FORMATS as DATA_FORMATS
-from convoeval.runner._plan import plural as _plural
-
-if TYPE_CHECKING:
-    from convoeval.runner import EvaluationResult
+from convoeval.runner._plan import plural
 
 FORMATS = click.Choice(list(DATA_FORMATS))
 FORMAT_OPTION = click.option(
@@ -127,56 +132,6 @@ def list_metrics() -> None:
         click.echo(f"{info['name']} ({info['class']})")
         about = f"needs {', '.join(info['required'])}; {judge}. {info['description']}"
         click.echo(textwrap.fill(about, width, initial_indent="  ", subsequent_indent="  "))
-
-
-#: Exit codes (DESIGN §7): 2 unusable input or options, 3 a --fail-under gate failed,
-#: 4 some (record, metric) pairs failed, 130 interrupted.
-EXIT_INPUT = 2
-EXIT_FAIL_UNDER = 3
-EXIT_FAILED = 4
-EXIT_INTERRUPTED = 130
-
-
-def _fail(lines: list[str], code: int = EXIT_INPUT) -> NoReturn:
-    for line in lines:
-        click.echo(line, err=True)
-    sys.exit(code)
-
-
-def _error_lines(exc: Exception) -> list[str]:
-    """What to print for a ConvoevalError: every problem line of a data error, else its text."""
-    from convoeval.io import DataError, DataFileError
-    from convoeval.runner import NothingToScoreError, RequiredFieldsError
-
-    if isinstance(exc, RequiredFieldsError):
-        return ["error: records lack fields the metrics need (nothing was scored):", *exc.problems]
-    if isinstance(exc, NothingToScoreError):
-        return [*exc.problems[:-1], f"error: {exc.problems[-1]}"]
-    if isinstance(exc, DataError) and not isinstance(exc, DataFileError):
-        return [*exc.problems, "error: invalid data, nothing was scored"]
-    return [f"error: {exc}"]
-
-
-def _print_summary(result: EvaluationResult) -> None:
-    from convoeval.report import summary_table, usage_text
-
-    console = Console(width=max(100, Console().width))
-    console.print(summary_table(result))
-    click.echo(usage_text(result))
-
-
-def _print_notes(result: EvaluationResult) -> None:
-    """Which metrics ran (when chosen from the data) and which records were skipped as invalid."""
-    meta = result.meta
-    for name, why in meta.get("skipped_metrics", {}).items():
-        click.echo(f"skipping {name}: {why}", err=True)
-    if meta.get("skipped_metrics"):
-        click.echo(f"metrics: {', '.join(result.metric_names)}", err=True)
-    invalid = meta.get("invalid", [])
-    if invalid:
-        click.echo(f"skipped {len(invalid)} invalid {_plural(len(invalid), 'record')}:", err=True)
-        for line in invalid:
-            click.echo(f"  {line}", err=True)
 
 
 @main.command()
@@ -340,10 +295,10 @@ def run(
         )
         if report_path is not None:
             check_writable(report_path, "report")
-        names = [n.strip() for item in metric_names for n in _split(item) if n.strip()]
+        names = [n.strip() for item in metric_names for n in split_metrics(item) if n.strip()]
         unknown = sorted(set(gates) - {n.partition(":")[0] for n in names}) if names else []
         if unknown:
-            _fail([f"error: --fail-under names metrics not in this run: {unknown}"])
+            fail([f"error: --fail-under names metrics not in this run: {unknown}"])
         result = evaluate(
             data,
             names or None,
@@ -362,13 +317,13 @@ def run(
         )
         gate = result.gate(gates)
     except ConvoevalError as exc:
-        _fail(_error_lines(exc))
+        fail(error_lines(exc))
     except KeyboardInterrupt:
-        _fail(["interrupted: run the same command again to resume"], EXIT_INTERRUPTED)
+        fail(["interrupted: run the same command again to resume"], EXIT_INTERRUPTED)
     if not quiet:
-        _print_notes(result)
-    _print_summary(result)
-    click.echo(f"results: {target} ({len(result)} {_plural(len(result), 'row')})")
+        print_notes(result)
+    print_summary(result)
+    click.echo(f"results: {target} ({len(result)} {plural(len(result), 'row')})")
     if report_path is not None:
         from convoeval.report import write_report
 
@@ -376,19 +331,14 @@ def run(
         click.echo(f"report: {report_path}")
     failed = result.failed()
     if failed:
-        noun = _plural(failed, "pair")
+        noun = plural(failed, "pair")
         gate.append(
             f"failed: {failed} (record, metric) {noun} could not be scored (see the errors in "
             f"{target}); pass rates and --fail-under count them as not passing. Re-score only "
             "them by running the same command with --retry-failed"
         )
     if gate:
-        _fail(gate, EXIT_FAILED if failed else EXIT_FAIL_UNDER)
-
-
-def _split(item: str) -> list[str]:
-    """`-m a,b` is two metrics; `-m a:x=1,y=2` is one metric with two options."""
-    return [item] if ":" in item else item.split(",")
+        fail(gate, EXIT_FAILED if failed else EXIT_FAIL_UNDER)
 
 
 @main.command()
@@ -413,8 +363,8 @@ def report(results: Path, output: Path | None) -> None:
         check_writable(target, "report")
         write_report(result, target)
     except ConvoevalError as exc:
-        _fail([f"error: {exc}"])
-    _print_summary(result)
+        fail([f"error: {exc}"])
+    print_summary(result)
     click.echo(f"report: {target}")
 
 

@@ -1,0 +1,68 @@
+"""What `convoeval run` and `report` print: exit codes, error lines, the summary, the notes."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, NoReturn
+
+import click
+from rich.console import Console
+
+from convoeval.runner._plan import plural
+
+if TYPE_CHECKING:
+    from convoeval.runner import EvaluationResult
+
+#: Exit codes (DESIGN §7): 2 unusable input or options, 3 a --fail-under gate failed,
+#: 4 some (record, metric) pairs failed, 130 interrupted.
+EXIT_INPUT = 2
+EXIT_FAIL_UNDER = 3
+EXIT_FAILED = 4
+EXIT_INTERRUPTED = 130
+
+
+def fail(lines: list[str], code: int = EXIT_INPUT) -> NoReturn:
+    for line in lines:
+        click.echo(line, err=True)
+    sys.exit(code)
+
+
+def error_lines(exc: Exception) -> list[str]:
+    """What to print for a ConvoevalError: every problem line of a data error, else its text."""
+    from convoeval.io import DataError, DataFileError
+    from convoeval.runner import NothingToScoreError, RequiredFieldsError
+
+    if isinstance(exc, RequiredFieldsError):
+        return ["error: records lack fields the metrics need (nothing was scored):", *exc.problems]
+    if isinstance(exc, NothingToScoreError):
+        return [*exc.problems[:-1], f"error: {exc.problems[-1]}"]
+    if isinstance(exc, DataError) and not isinstance(exc, DataFileError):
+        return [*exc.problems, "error: invalid data, nothing was scored"]
+    return [f"error: {exc}"]
+
+
+def print_summary(result: EvaluationResult) -> None:
+    from convoeval.report import summary_table, usage_text
+
+    console = Console(width=max(100, Console().width))
+    console.print(summary_table(result))
+    click.echo(usage_text(result))
+
+
+def print_notes(result: EvaluationResult) -> None:
+    """Which metrics ran (when chosen from the data) and which records were skipped as invalid."""
+    meta = result.meta
+    for name, why in meta.get("skipped_metrics", {}).items():
+        click.echo(f"skipping {name}: {why}", err=True)
+    if meta.get("skipped_metrics"):
+        click.echo(f"metrics: {', '.join(result.metric_names)}", err=True)
+    invalid = meta.get("invalid", [])
+    if invalid:
+        click.echo(f"skipped {len(invalid)} invalid {plural(len(invalid), 'record')}:", err=True)
+        for line in invalid:
+            click.echo(f"  {line}", err=True)
+
+
+def split_metrics(item: str) -> list[str]:
+    """`-m a,b` is two metrics; `-m a:x=1,y=2` is one metric with two options."""
+    return [item] if ":" in item else item.split(",")
