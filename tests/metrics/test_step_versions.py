@@ -6,12 +6,15 @@ prompt or schema change also bumps the version, so the change is visible and del
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 from typing import Any
 
 import pytest
 
+from convoeval import AIMessage, HumanMessage, MultiTurnSample, SystemMessage, ToolCall, ToolMessage
+from convoeval.judges.fake import FakeJudge
 from convoeval.judges.step import Step
 from convoeval.metrics import METRICS
 
@@ -25,6 +28,29 @@ PINNED = {
     "topic_adherence.extract_topics": (2, "fceff0df5f57f5a4"),
     "topic_adherence.in_scope": (2, "5f78f9216ee773af"),
 }
+#: step name -> (version, hash of its rendered prompts for SAMPLE): ties the way conversations and
+#: data values are rendered (schema/render.py, the metrics' input builders) to the version too.
+RENDERED: dict[str, tuple[int, str]] = {
+    "agent_goal_accuracy.with_reference": (2, "823258ac850e7573"),
+    "agent_goal_accuracy.without_reference": (2, "a6424dfce232eb70"),
+    "conversation_relevancy.verdicts": (2, "e5fe4add96d7521f"),
+    "rubrics.level": (2, "b678b75a955e7a1c"),
+    "topic_adherence.answered": (2, "91df1b2127a986e5"),
+    "topic_adherence.extract_topics": (2, "796154f19bfd1442"),
+    "topic_adherence.in_scope": (2, "5d39f5418c097458"),
+}
+SAMPLE = MultiTurnSample(
+    user_input=[
+        SystemMessage(content="You help with orders."),
+        HumanMessage(content="Where is order 7?\nIt was due Monday."),
+        AIMessage(content="", tool_calls=[ToolCall(name="get_order", args={"id": 7}, id="c1")]),
+        ToolMessage(content='{"status": "late"}', tool_call_id="c1"),
+        AIMessage(content="It is late; it ships today.\nSorry about that."),
+    ],
+    reference_topics=["orders and shipping", "returns"],
+    reference="The user learns when the order ships.",
+    rubrics={"1": "unhelpful", "2": "helpful"},
+)
 #: Constructor options that do not shape scores (recorded apart, or display only).
 NOT_CONFIG = {"self", "threshold", "judge", "llm", "async_mode", "verbose_mode"}
 
@@ -66,3 +92,41 @@ def test_config_names_every_option_that_shapes_scores(name: str) -> None:
     config = cls().config()
     assert set(config) == options
     assert json.loads(json.dumps(config)) == config
+
+
+def _answer(step: str, inputs: Any) -> dict[str, Any]:
+    if step.endswith("extract_topics"):
+        return {"topics": [{"topic": "late order", "message_index": 1, "quote": "order 7"}]}
+    if step.endswith(("answered", "in_scope")):
+        field = "answered" if step.endswith("answered") else "in_scope"
+        return {"verdicts": [{"topic": key, field: True} for key in inputs.expected_keys()]}
+    if step.endswith("verdicts"):
+        return {"verdicts": [{"exchange": 0, "relevant": True, "reason": ""}]}
+    if step.startswith("agent_goal"):
+        return {"user_goal": "x", "end_state": "x", "achieved": True, "reason": "x"}
+    return {"level": 2, "reason": "x"}
+
+
+def _rendered() -> dict[str, str]:
+    script = {name: (lambda inputs, name=name: _answer(name, inputs)) for name in PINNED}
+    judge = FakeJudge(script)
+    for cls in METRICS.values():
+        if cls.uses_judge:
+            assert cls().score_sync(SAMPLE, judge=judge).error is None
+    return {
+        call.step: hashlib.sha256((call.system + "\n" + call.prompt).encode()).hexdigest()[:16]
+        for call in judge.calls
+    }
+
+
+def test_rendered_prompts_match_their_version() -> None:
+    rendered = _rendered()
+    assert set(rendered) == set(PINNED)
+    for name, digest in sorted(rendered.items()):
+        version = _steps()[name].version
+        pinned_version, pinned = RENDERED.get(name, (None, None))
+        assert (version, digest) == (pinned_version, pinned), (
+            f"the rendered prompt of step {name!r} changed (how the conversation or a data value "
+            f"is shown): if the version is unchanged, bump Step.version; then pin "
+            f"({version if version != pinned_version else version + 1}, {digest!r}) in RENDERED"
+        )
