@@ -187,6 +187,10 @@ def test_python_objects_follow_the_same_rules() -> None:
     cyclic["self"] = cyclic
     assert convert({**GOOD, "metadata": cyclic})[1] == [TOO_DEEP]
     assert convert({**GOOD, "metadata": {"ok": 1.5}})[1] == []
+    numpy = pytest.importorskip("numpy")
+    assert convert({**GOOD, "metadata": {"x": [numpy.float64("nan")]}})[1] == [
+        "metadata.x[0]: NaN is not valid JSON (only finite numbers are)"
+    ]
 
 
 def test_pandas_rows_follow_the_same_rules() -> None:

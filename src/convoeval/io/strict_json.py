@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from convoeval.schema.sample import MultiTurnSample
 
 #: Containers (objects and lists) nested in one record at most, counting the record itself.
-#: Well above any real conversation (a tool argument can still nest about 55 levels), and well
+#: Well above any real conversation (a tool call's arguments can hold 58 levels), and well
 #: below the depth at which Python's parser or pydantic's serializer give up.
 MAX_DEPTH = 64
 TOO_DEEP = f"nesting deeper than {MAX_DEPTH}"
@@ -255,7 +255,7 @@ def problems_of(value: Any, path: str = "", depth: int = 1) -> list[str]:
             kind = type(child)
             if kind is str or kind is int or kind is bool or child is None:
                 continue
-            if kind is float or kind is _Refused:
+            if isinstance(child, float):  # _Refused, numpy's float64 too
                 if not math.isfinite(child):
                     problems.append(_at(_path((None, 0, entry, key), path), _non_finite(child)))
             elif _is_container(child):
