@@ -48,6 +48,10 @@ from convoeval.judges.offline import refusal, scope  # noqa: E402
 from convoeval.judges.offline.embedder import Embedder  # noqa: E402
 from convoeval.judges.offline.kit import DECISION, OfflineKit  # noqa: E402
 from convoeval.judges.offline.relevance import Window, relevance_similarity  # noqa: E402
+from convoeval.judges.offline.relevance_features import (  # noqa: E402
+    relevance_features,
+    relevance_probabilities,
+)
 
 DATA = REPO.parent / "shared" / "data"
 F64 = npt.NDArray[np.float64]
@@ -259,6 +263,7 @@ def dbdc3(kit: OfflineKit, dialogues: list[dict[str, Any]], fit: bool, out: Figu
     majority = (o * 2 > total) | (x * 2 > total)
     relevant = o * 2 > total
     target = (o - x) / np.maximum(total, 1)
+    rel_major = relevant[majority]
     sims = {w: relevance_similarity(windows, kit.embed, context_weight=w) for w in CONTEXT_WEIGHTS}
 
     def fit_on(idx: Index, weight: float) -> tuple[float, float]:
@@ -270,9 +275,18 @@ def dbdc3(kit: OfflineKit, dialogues: list[dict[str, Any]], fit: bool, out: Figu
         sel = idx[majority[idx]]
         return float(((score[sel] >= cut) == relevant[sel]).mean())
 
+    feats = relevance_features(windows, kit.embed)
+
+    def fit_features(idx: Index) -> tuple[F64, float]:
+        sel = idx[majority[idx]]
+        return fit_logistic(feats[sel], relevant[sel].astype(np.float64))
+
     oof, plain_oof = np.zeros(len(items)), np.zeros(len(items), dtype=bool)
+    feature_oof = np.zeros(len(items))
     for test in group_folds([item[4] for item in items]):
         train = np.setdiff1d(np.arange(len(items)), test)
+        fw, fb = fit_features(train)
+        feature_oof[test] = sigmoid(feats[test] @ fw + fb)
         fits = {w: fit_on(train, w) for w in CONTEXT_WEIGHTS}
         weight = max(CONTEXT_WEIGHTS, key=lambda w: agreement(sims[w], fits[w][0], train))
         center, scale = fits[weight]
@@ -286,6 +300,26 @@ def dbdc3(kit: OfflineKit, dialogues: list[dict[str, Any]], fit: bool, out: Figu
         "dbdc3.baseline.plain_cosine.agreement.oof", float((plain_oof == relevant)[majority].mean())
     )
     out.put("dbdc3.baseline.plain_cosine.spearman", spearman(sims[0.0], target))
+    out.put("dbdc3.baseline.plain_cosine.auroc_majority", auroc(sims[0.0][majority], rel_major))
+    out.put("dbdc3.relevancy.auroc_majority.oof", auroc(oof[majority], rel_major))
+    out.put(
+        "dbdc3.features.agreement.oof", float(((feature_oof >= 0.5) == relevant)[majority].mean())
+    )
+    out.put("dbdc3.features.spearman.oof", spearman(feature_oof, target))
+    out.put("dbdc3.features.auroc_majority.oof", auroc(feature_oof[majority], rel_major))
+    if fit:
+        fw, fb = fit_features(np.arange(len(items)))
+        out.constants.update(
+            RELEVANCE_FEATURE_WEIGHTS=tuple(round(float(v), 4) for v in fw),
+            RELEVANCE_FEATURE_BIAS=round(fb, 4),
+        )
+        shipped = sigmoid(feats @ fw + fb)
+    else:
+        shipped = np.asarray(relevance_probabilities(windows, kit.embed))
+    out.put(
+        "dbdc3.features.agreement.in_sample", float(((shipped >= 0.5) == relevant)[majority].mean())
+    )
+    out.put("dbdc3.features.spearman.in_sample", spearman(shipped, target))
     center, scale = cal.RELEVANCE_CENTER, cal.RELEVANCE_SCALE
     weight = cal.RELEVANCE_CONTEXT_WEIGHT
     if fit:

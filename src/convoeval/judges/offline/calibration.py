@@ -28,3 +28,8 @@ SCOPE_THRESHOLD = 0.6664
 RELEVANCE_CONTEXT_WEIGHT = 0.5
 RELEVANCE_CENTER = 0.2074
 RELEVANCE_SCALE = 0.0978
+
+#: Relevance from features (`relevance_features.FEATURE_NAMES`): logistic weights and bias,
+#: decision at P = 0.5.
+RELEVANCE_FEATURE_WEIGHTS: tuple[float, ...] = (4.2542, 4.2325, 2.1023, -2.1747, 0.8448)
+RELEVANCE_FEATURE_BIAS = -2.5954
