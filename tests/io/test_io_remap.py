@@ -136,6 +136,12 @@ def test_bad_options_are_refused_before_reading(
         read_records(_write(tmp_path, [RUN]), **options)
 
 
+def test_a_top_level_integer_id_becomes_text() -> None:
+    record = {"id": 12, "chat": [{"role": "user", "content": "hi"}]}
+    sample, errors, _ = convert(record, messages_field="chat")
+    assert errors == [] and sample is not None and sample.id == "12"
+
+
 def test_record_to_sample_takes_the_same_options() -> None:
     sample = record_to_sample(RUN, messages_field="traj", fields={"id": "task_id"})
     assert sample.id == "7" and sample.reference_tool_calls is None

@@ -80,7 +80,7 @@ def remap(data: Mapping[str, Any], options: Remap, format: str) -> tuple[dict[st
             if key in consumed:
                 continue
             if key in MultiTurnSample.model_fields:
-                record[key] = value
+                record[key] = _plain_id(value) if key == "id" else value
             elif value is None or isinstance(value, str | int | float | bool):
                 metadata[key] = value
     for name, path in options.fields:
@@ -92,7 +92,7 @@ def remap(data: Mapping[str, Any], options: Remap, format: str) -> tuple[dict[st
         elif name == "reference_tool_calls":
             record[name] = _tool_calls(path, value, problems)
         else:
-            record[name] = str(value) if name == "id" and type(value) is int else value
+            record[name] = _plain_id(value) if name == "id" else value
     if metadata:
         own = record.get("metadata")
         record["metadata"] = {**own, **metadata} if isinstance(own, Mapping) else own or metadata
@@ -122,6 +122,11 @@ def messages_hint(data: Mapping[str, Any]) -> str:
                 f'(Python: messages_field="{key}")'
             )
     return "; to read another layout, give --messages-field PATH and --field NAME=PATH"
+
+
+def _plain_id(value: Any) -> Any:
+    """An integer id (a task number) as text, as the sample's `id` is."""
+    return str(value) if type(value) is int else value
 
 
 def _check_path(what: str, path: Any) -> None:
