@@ -143,6 +143,11 @@ def test_limit_quiet_skip_invalid_and_the_default_output_name(tmp_path: Path) ->
     meta = json.loads((tmp_path / "good.v2.results.jsonl.meta.json").read_text())
     assert len(meta["invalid"]) == 1 and meta["invalid"][0].startswith("good.v2.jsonl:2:")
     assert meta["options"] == {"limit": 4, "skip_invalid": True}
+    more = _convoeval(
+        "run", "good.v2.jsonl", "-m", "tool_call_f1", "--skip-invalid", "--limit", "5",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert more.returncode == 2 and "--limit differs (4 -> 5)" in more.stderr
     loud = _convoeval(
         "run", "good.v2.jsonl", "-m", "tool_call_f1", "--skip-invalid", "-o", "x.jsonl",
         cwd=tmp_path,

@@ -58,7 +58,12 @@ def _by_name(meta: RunMeta) -> dict[str, MetricRecord]:
 def _changes(old: RunMeta, new: RunMeta) -> list[str]:
     """What differs between the run that made a results file and this one (metric order aside)."""
     changes: list[str] = []
-    if (old.get("data_fingerprint"), old.get("format_option")) != (
+    given, now_given = old.get("options") or {}, new["options"]
+    for key in sorted({*given, *now_given}):
+        if given.get(key) != now_given.get(key):
+            flag = "--" + key.replace("_", "-")
+            changes.append(f"{flag} differs ({given.get(key)} -> {now_given.get(key)})")
+    if not changes and (old.get("data_fingerprint"), old.get("format_option")) != (
         new["data_fingerprint"],
         new["format_option"],
     ):
