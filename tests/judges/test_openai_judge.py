@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from pydantic import BaseModel
 
-from convoeval.judges import JudgeError, OpenAIJudge, Step
+from convoeval.errors import ConvoevalError
+from convoeval.judges import JudgeConfigError, JudgeError, OpenAIJudge, Step, resolve_judge
 from convoeval.judges.endpoints import EndpointRegistry
 from convoeval.judges.retry import RetryPolicy
 
@@ -140,8 +141,10 @@ async def test_local_server_without_key_gets_a_placeholder(
 def test_openai_without_key_is_refused_early(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with pytest.raises(ValueError, match="OPENAI_API_KEY"):
-        OpenAIJudge("gpt-4o-mini")
+    with pytest.raises(JudgeConfigError, match="OPENAI_API_KEY") as caught:
+        resolve_judge("openai/gpt-4o-mini")
+    # The user's input is wrong, not the program: the command line says so (exit 2).
+    assert isinstance(caught.value, ConvoevalError) and isinstance(caught.value, ValueError)
 
 
 async def test_the_limit_is_shared_by_the_users_of_one_judge(

@@ -20,6 +20,7 @@ PUBLIC = {
     "FakeJudge",
     "Judge",
     "JudgeCache",
+    "JudgeConfigError",
     "JudgeError",
     "JudgeSpecError",
     "OpenAIJudge",

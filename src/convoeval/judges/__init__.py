@@ -10,8 +10,15 @@ import difflib
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from convoeval.errors import ConvoevalError
-from convoeval.judges.base import Answer, Judge, JudgeError, Step, StepUnsupported, Usage
+from convoeval.judges.base import (
+    Answer,
+    Judge,
+    JudgeConfigError,
+    JudgeError,
+    Step,
+    StepUnsupported,
+    Usage,
+)
 from convoeval.judges.cache import JudgeCache
 from convoeval.judges.fake import FakeJudge
 
@@ -31,6 +38,7 @@ __all__ = [
     "FakeJudge",
     "Judge",
     "JudgeCache",
+    "JudgeConfigError",
     "JudgeError",
     "JudgeSpecError",
     "OpenAIJudge",
@@ -52,7 +60,7 @@ _OPTIONS = frozenset(
 )
 
 
-class JudgeSpecError(ConvoevalError, ValueError):
+class JudgeSpecError(JudgeConfigError):
     """A judge spec that names no judge (`--judge ofline`, `foo`, `anthropic/...`)."""
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "Answer",
     "AnswerCheck",
     "Judge",
+    "JudgeConfigError",
     "JudgeError",
     "OfflineImpl",
     "OutT",
@@ -104,6 +105,11 @@ def _restore(cls: type[JudgeError], text: str, state: dict[str, Any]) -> JudgeEr
     Exception.__init__(error, text)
     error.__dict__.update(state)
     return error
+
+
+class JudgeConfigError(ConvoevalError, ValueError):
+    """A judge cannot be built as configured (no API key, no model, a limit out of range): the
+    user's input is wrong, so the command line says so instead of showing a traceback."""
 
 
 class StepUnsupported(JudgeError):

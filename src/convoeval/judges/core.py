@@ -25,7 +25,7 @@ from convoeval.judges._answers import (
     raw_text,
 )
 from convoeval.judges.backend import Backend, BackendFailure, BackendReply, BackendRequest, Failure
-from convoeval.judges.base import Answer, JudgeError, Usage
+from convoeval.judges.base import Answer, JudgeConfigError, JudgeError, Usage
 from convoeval.judges.cache import JudgeCache, cache_key
 from convoeval.judges.endpoints import ENDPOINTS, MODES, EndpointRegistry
 from convoeval.judges.retry import Limiter, RetryBudget, RetryPolicy
@@ -73,7 +73,7 @@ class LLMJudge:
         registry: EndpointRegistry | None = None,
     ) -> None:
         if timeout is not None and timeout <= 0:
-            raise ValueError("timeout must be positive")
+            raise JudgeConfigError(f"timeout must be positive, not {timeout:g}")
         self.backend = backend
         self.name = name
         self.cache = cache

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from convoeval.judges.backend import BackendFailure, BackendReply, BackendRequest, Failure
+from convoeval.judges.base import JudgeConfigError
 from convoeval.judges.cache import JudgeCache
 from convoeval.judges.core import LLMJudge
 from convoeval.judges.endpoints import ENDPOINTS, EndpointRegistry
@@ -320,14 +321,16 @@ class OpenAIJudge(LLMJudge):
         registry: EndpointRegistry | None = None,
     ) -> None:
         if not model or not model.strip():
-            raise ValueError("OpenAIJudge needs a model name")
+            raise JudgeConfigError("OpenAIJudge needs a model name")
         if timeout <= 0:
-            raise ValueError("timeout must be positive")
+            raise JudgeConfigError(f"timeout must be positive, not {timeout:g}")
+        if concurrency is not None and concurrency < 1:
+            raise JudgeConfigError(f"concurrency must be at least 1, not {concurrency}")
         url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             if urlsplit(url).hostname == "api.openai.com":
-                raise ValueError(
+                raise JudgeConfigError(
                     "no API key for api.openai.com: set OPENAI_API_KEY or pass api_key "
                     "(or point OPENAI_BASE_URL at a local server)"
                 )
@@ -335,7 +338,7 @@ class OpenAIJudge(LLMJudge):
         policy = retry or RetryPolicy()
         if retry_budget is not None:
             if retry_budget <= 0:
-                raise ValueError("retry_budget must be positive")
+                raise JudgeConfigError(f"retry_budget must be positive, not {retry_budget:g}")
             policy = replace(policy, max_total_s=retry_budget)
         self._backend = OpenAIChatBackend(
             model,
