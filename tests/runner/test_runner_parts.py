@@ -93,3 +93,17 @@ def test_progress_is_a_rich_bar_in_a_notebook(monkeypatch: pytest.MonkeyPatch) -
 
     monkeypatch.setattr(builtins, "get_ipython", ZMQInteractiveShell, raising=False)
     assert type(make_progress(True)).__name__ == "RichProgress"
+
+
+def test_thresholds_are_checked_against_each_metrics_scale() -> None:
+    from convoeval import ToolCallF1
+    from convoeval.runner import UsageError
+    from convoeval.runner._plan import build_metrics
+
+    assert build_metrics(["rubrics_score"], {"rubrics_score": 3})[0].threshold == 3  # own levels
+    with pytest.raises(UsageError, match=r"outside its scores' range \[0, 1\]"):
+        build_metrics(["rubrics_score:normalize=true"], {"rubrics_score": 3})
+    with pytest.raises(UsageError, match=r"outside its scores' range \[0, 1\]"):
+        build_metrics([ToolCallF1(threshold=1.5)])
+    with pytest.raises(UsageError, match="takes its threshold= in its constructor"):
+        build_metrics([ToolCallF1()], {"tool_call_f1": 0.5})

@@ -100,8 +100,10 @@ def build_metrics(
     specs; `thresholds[name]` sets the pass mark of a metric given by name. Names must be unique
     and every threshold within its metric's score range."""
     limits = dict(thresholds or {})
-    items: Iterable[Any] = (
-        metrics if isinstance(metrics, Iterable) and not isinstance(metrics, str) else [metrics]
+    items = (
+        list(metrics)
+        if isinstance(metrics, Iterable) and not isinstance(metrics, str)
+        else [metrics]
     )
     built: list[Metric] = []
     for item in items:
@@ -118,9 +120,13 @@ def build_metrics(
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise UsageError(f"a metric can run once per run (one results column): {duplicates}")
-    unknown = sorted(set(limits) - set(names))
+    by_name = {m.name for m, item in zip(built, items, strict=True) if isinstance(item, str)}
+    unknown = sorted(set(limits) - by_name)
     if unknown:
-        raise UsageError(f"thresholds name metrics that are not in this run: {unknown}")
+        raise UsageError(
+            f"thresholds name metrics that are not in this run by name: {unknown} (a metric "
+            "given as an object takes its threshold= in its constructor)"
+        )
     for metric in built:
         bounds = score_range(metric)
         threshold = metric.threshold
