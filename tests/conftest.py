@@ -277,7 +277,7 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
-            if not self.path.endswith("/chat/completions"):
+            if not self.path.split("?")[0].endswith("/chat/completions"):
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
                 return
             body = json.loads(raw or b"{}")

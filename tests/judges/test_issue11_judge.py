@@ -139,3 +139,16 @@ async def test_given_usage_is_counted_while_requests_are_sent(
         await task
     assert usage.requests == 2 and judge.total.requests == 2
     assert fault_server.wait_until_idle(timeout=10) and fault_server.abandoned == 1
+
+
+async def test_credentials_in_the_base_url_are_masked_and_the_query_kept(
+    fault_server: FaultServer, verdict_step: Step[Verdict]
+) -> None:
+    base = fault_server.url + "?api-key=gw-query-secret-1"
+    fault_server.reply(GOOD).error(403, "gateway key gw-query-secret-1 is not allowed")
+    judge = OpenAIJudge("m", base_url=base, api_key="k-1234", cache=False, timeout=5.0)
+    assert (await judge.run(verdict_step, INPUTS)).output.verdict is True
+    assert fault_server.bodies[0]["model"] == "m"  # the query did not break the path
+    with pytest.raises(JudgeError) as caught:
+        await judge.run(verdict_step, {"statement": "again"})
+    assert "gw-query-secret-1" not in str(caught.value) and "HTTP 403" in str(caught.value)

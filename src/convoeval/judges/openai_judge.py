@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import httpx
 
@@ -47,6 +47,12 @@ def redact_url(url: str) -> str:
         host = f"[{host}]"
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+def _joined(base_url: str, path: str) -> str:
+    """`path` appended to the base URL's path, its query (if any) kept at the end."""
+    parts = urlsplit(base_url)
+    return urlunsplit(parts._replace(path=f"{parts.path.rstrip('/')}/{path}"))
 
 
 def _schema_name(step_name: str) -> str:
@@ -144,8 +150,12 @@ class OpenAIChatBackend:
         return {"temperature": self.temperature, "seed": self.seed, "max_tokens": self.max_tokens}
 
     def secrets(self) -> tuple[str, ...]:
-        """The API key (masked in every error text)."""
-        return () if self._api_key == PLACEHOLDER_KEY else (self._api_key,)
+        """The API key, and a password or query values in the base URL (masked in every error
+        text: some gateways take their key as `?api-key=...`)."""
+        parts = urlsplit(self.base_url)
+        found = [] if self._api_key == PLACEHOLDER_KEY else [self._api_key]
+        found += [parts.password or "", *(v for _, v in parse_qsl(parts.query))]
+        return tuple(v for v in found if v)
 
     def _client(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
@@ -195,7 +205,7 @@ class OpenAIChatBackend:
     async def send(self, request: BackendRequest) -> BackendReply:
         """POST the request; classify any failure with what came back or what failed."""
         body = self.body(request)
-        url = f"{self.base_url}/chat/completions"
+        url = _joined(self.base_url, "chat/completions")
         try:
             response = await self._client().post(url, json=body)
         except httpx.TransportError as exc:
