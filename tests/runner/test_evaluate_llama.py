@@ -30,11 +30,12 @@ def test_evaluate_with_a_real_llm_then_resume(llama_server: str, tmp_path: Path)
         max_tokens=64,
         retry=RetryPolicy(max_retries=1, base_delay_s=0.05, max_total_s=60),
         timeout=60,
+        concurrency=1,
     )
     before = judge.total.requests
     out = tmp_path / "r.jsonl"
     metric = ConversationRelevancyMetric()
-    first = evaluate(_cases(), [metric], judge, output=out, show_progress=False, max_concurrency=1)
+    first = evaluate(_cases(), [metric], judge, output=out, show_progress=False)
     rows = list(first.rows())
     assert [r["index"] for r in rows] == [0, 1]
     for row in rows:
