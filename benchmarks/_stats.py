@@ -1,9 +1,14 @@
-"""Small statistics for the agreement benchmark: ranks, AUROC, Spearman, a logistic fit, and
-grouped folds (rows that share a prompt, a dialogue or a model never straddle train and test)."""
+"""Statistics and plumbing for the agreement benchmark: ranks, AUROC, Spearman, a logistic fit,
+grouped folds (rows that share a prompt, a dialogue or a model never straddle train and test),
+reading JSON Lines, and the collected figures."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -86,3 +91,20 @@ def group_folds(groups: Sequence[Hashable], k: int = 5) -> list[Index]:
     fold_of = {names[j]: i % k for i, j in enumerate(order)}
     assigned = np.array([fold_of[str(g)] for g in groups])
     return [np.flatnonzero(assigned == f) for f in range(k)]
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Rows of a JSON Lines file."""
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+@dataclass
+class Figures:
+    """Collected `name: value` figures and fitted constants, in the order they were made."""
+
+    values: dict[str, float | int | str]
+    constants: dict[str, Any]
+
+    def put(self, name: str, value: float | int | str) -> None:
+        self.values[name] = value

@@ -17,11 +17,9 @@ with that judge instead (benchmarks/_agreement_llm.py).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +30,18 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _agreement_dbdc3 import dbdc3  # noqa: E402
 from _embed_cache import DiskCachedEmbedder  # noqa: E402
 from _stats import (  # noqa: E402
+    F64,
+    Figures,
+    Index,
     auroc,
     balanced_accuracy,
     best_threshold,
     fit_logistic,
     group_folds,
+    read_jsonl,
     sigmoid,
     spearman,
 )
@@ -47,15 +50,8 @@ from convoeval.judges.offline import calibration as cal  # noqa: E402
 from convoeval.judges.offline import refusal, scope  # noqa: E402
 from convoeval.judges.offline.embedder import Embedder  # noqa: E402
 from convoeval.judges.offline.kit import DECISION, OfflineKit  # noqa: E402
-from convoeval.judges.offline.relevance import Window, relevance_similarity  # noqa: E402
-from convoeval.judges.offline.relevance_features import (  # noqa: E402
-    relevance_features,
-    relevance_probabilities,
-)
 
 DATA = REPO.parent / "shared" / "data"
-F64 = npt.NDArray[np.float64]
-Index = npt.NDArray[np.intp]
 
 #: Allowed-topic lists in plain words, and the CLINC150 domains each one covers.
 TOPIC_LISTS: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
@@ -67,24 +63,6 @@ TOPIC_LISTS: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
 SCOPE_TEMPERATURES = (0.03, 0.05, 0.07, 0.1, 0.15)
 #: Mean balanced accuracies closer than this count as a tie (the sharper temperature wins).
 TIE = 0.005
-CONTEXT_WEIGHTS = (0.0, 0.25, 0.5, 0.75)
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Rows of a JSON Lines file."""
-    with path.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
-@dataclass
-class Figures:
-    """Collected `name: value` figures and fitted constants, in the order they were made."""
-
-    values: dict[str, float | int | str]
-    constants: dict[str, Any]
-
-    def put(self, name: str, value: float | int | str) -> None:
-        self.values[name] = value
 
 
 # ---------------------------------------------------------------------------------------- xstest
@@ -232,118 +210,6 @@ def clinc(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures) 
         out.put(f"clinc.{name}.balanced_accuracy.in_sample", balanced_accuracy(s >= DECISION, y))
         out.put(f"clinc.{name}.accuracy.in_sample", float(((s >= DECISION) == y).mean()))
         out.put(f"clinc.{name}.baseline.plain_cosine.auroc", auroc(plain, y))
-
-
-# ---------------------------------------------------------------------------------------- dbdc3
-def dbdc3_windows(
-    dialogues: list[dict[str, Any]], size: int = 3
-) -> list[tuple[Window, int, int, int, int]]:
-    """(window, O, X, votes, dialogue index) for every voted system turn after a user turn."""
-    items = []
-    for k, d in enumerate(dialogues):
-        turns = d["turns"]
-        exchanges: list[tuple[str, str]] = []
-        for i, turn in enumerate(turns):
-            if turn["speaker"] != "S" or i == 0 or turns[i - 1]["speaker"] != "U":
-                continue
-            user, reply = turns[i - 1]["utterance"], turn["utterance"]
-            if "O" in turn:
-                history = exchanges[max(0, len(exchanges) - (size - 1)) :]
-                o, t, x = int(turn["O"]), int(turn.get("T", 0)), int(turn["X"])
-                items.append((Window.of(history, user, reply), o, x, o + t + x, k))
-            exchanges.append((user, reply))
-    return items
-
-
-def dbdc3(kit: OfflineKit, dialogues: list[dict[str, Any]], fit: bool, out: Figures) -> None:
-    """Relevancy on DBDC3 by dialogue: majority agreement, Spearman with (O - X) / votes."""
-    items = dbdc3_windows(dialogues)
-    windows = [item[0] for item in items]
-    o, x, total = (np.array([item[i] for item in items]) for i in (1, 2, 3))
-    majority = (o * 2 > total) | (x * 2 > total)
-    relevant = o * 2 > total
-    target = (o - x) / np.maximum(total, 1)
-    rel_major = relevant[majority]
-    sims = {w: relevance_similarity(windows, kit.embed, context_weight=w) for w in CONTEXT_WEIGHTS}
-
-    def fit_on(idx: Index, weight: float) -> tuple[float, float]:
-        sel = idx[majority[idx]]
-        w, b = fit_logistic(sims[weight][sel][:, None], relevant[sel].astype(np.float64), l2=0.0)
-        return float(-b / w[0]), float(1.0 / w[0])
-
-    def agreement(score: F64, cut: float, idx: Index) -> float:
-        sel = idx[majority[idx]]
-        return float(((score[sel] >= cut) == relevant[sel]).mean())
-
-    feats = relevance_features(windows, kit.embed)
-
-    def fit_features(idx: Index) -> tuple[F64, float]:
-        sel = idx[majority[idx]]
-        return fit_logistic(feats[sel], relevant[sel].astype(np.float64))
-
-    oof, plain_oof = np.zeros(len(items)), np.zeros(len(items), dtype=bool)
-    feature_oof = np.zeros(len(items))
-    for test in group_folds([item[4] for item in items]):
-        train = np.setdiff1d(np.arange(len(items)), test)
-        fw, fb = fit_features(train)
-        feature_oof[test] = sigmoid(feats[test] @ fw + fb)
-        fits = {w: fit_on(train, w) for w in CONTEXT_WEIGHTS}
-        weight = max(CONTEXT_WEIGHTS, key=lambda w: agreement(sims[w], fits[w][0], train))
-        center, scale = fits[weight]
-        oof[test] = sigmoid((sims[weight][test] - center) / scale)
-        plain_oof[test] = sims[0.0][test] >= fit_on(train, 0.0)[0]
-    out.put("dbdc3.system_turns", len(items))
-    out.put("dbdc3.majority_turns", int(majority.sum()))
-    out.put("dbdc3.relevancy.agreement.oof", float(((oof >= 0.5) == relevant)[majority].mean()))
-    out.put("dbdc3.relevancy.spearman.oof", spearman(oof, target))
-    out.put(
-        "dbdc3.baseline.plain_cosine.agreement.oof", float((plain_oof == relevant)[majority].mean())
-    )
-    out.put("dbdc3.baseline.plain_cosine.spearman", spearman(sims[0.0], target))
-    out.put("dbdc3.baseline.plain_cosine.auroc_majority", auroc(sims[0.0][majority], rel_major))
-    out.put("dbdc3.relevancy.auroc_majority.oof", auroc(oof[majority], rel_major))
-    out.put(
-        "dbdc3.features.agreement.oof", float(((feature_oof >= 0.5) == relevant)[majority].mean())
-    )
-    out.put("dbdc3.features.spearman.oof", spearman(feature_oof, target))
-    out.put("dbdc3.features.auroc_majority.oof", auroc(feature_oof[majority], rel_major))
-    if fit:
-        fw, fb = fit_features(np.arange(len(items)))
-        out.constants.update(
-            RELEVANCE_FEATURE_WEIGHTS=tuple(round(float(v), 4) for v in fw),
-            RELEVANCE_FEATURE_BIAS=round(fb, 4),
-        )
-        shipped = sigmoid(feats @ fw + fb)
-    else:
-        shipped = np.asarray(relevance_probabilities(windows, kit.embed))
-    out.put(
-        "dbdc3.features.agreement.in_sample", float(((shipped >= 0.5) == relevant)[majority].mean())
-    )
-    out.put("dbdc3.features.spearman.in_sample", spearman(shipped, target))
-    center, scale = cal.RELEVANCE_CENTER, cal.RELEVANCE_SCALE
-    weight = cal.RELEVANCE_CONTEXT_WEIGHT
-    if fit:
-        every = np.arange(len(items))
-        fits = {w: fit_on(every, w) for w in CONTEXT_WEIGHTS}
-        weight = max(CONTEXT_WEIGHTS, key=lambda w: agreement(sims[w], fits[w][0], every))
-        center, scale = fits[weight]
-        out.constants.update(
-            RELEVANCE_CONTEXT_WEIGHT=weight,
-            RELEVANCE_CENTER=round(center, 4),
-            RELEVANCE_SCALE=round(scale, 4),
-        )
-        score = sigmoid(
-            (relevance_similarity(windows, kit.embed, context_weight=weight) - center) / scale
-        )
-    else:  # the shipped path, end to end
-        score = np.asarray(kit.relevance_scores(windows))
-    out.put(
-        "dbdc3.relevancy.agreement.in_sample",
-        float(((score >= DECISION) == relevant)[majority].mean()),
-    )
-    out.put("dbdc3.relevancy.auroc_majority.in_sample", auroc(score[majority], relevant[majority]))
-    out.put("dbdc3.relevancy.spearman.in_sample", spearman(score, target))
-    out.put("dbdc3.baseline.always_relevant.agreement", float(relevant[majority].mean()))
 
 
 # ---------------------------------------------------------------------------------------- speed
