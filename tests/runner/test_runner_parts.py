@@ -107,3 +107,16 @@ def test_thresholds_are_checked_against_each_metrics_scale() -> None:
         build_metrics([ToolCallF1(threshold=1.5)])
     with pytest.raises(UsageError, match="takes its threshold= in its constructor"):
         build_metrics([ToolCallF1()], {"tool_call_f1": 0.5})
+
+
+def test_the_reachability_check_is_skipped_behind_a_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    from convoeval.runner._reach import _proxied
+
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    assert not _proxied("https", "api.example.com")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
+    assert _proxied("https", "api.example.com") and not _proxied("http", "api.example.com")
+    monkeypatch.setenv("NO_PROXY", "api.example.com")
+    assert not _proxied("https", "api.example.com")

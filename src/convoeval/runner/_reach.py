@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 from collections.abc import Sequence
 from urllib.parse import urlsplit
+from urllib.request import getproxies, proxy_bypass
 
 from convoeval.errors import ConvoevalError
 from convoeval.judges import Judge
@@ -33,6 +34,8 @@ async def check_reachable(judges: Sequence[Judge], timeout: float = CONNECT_TIME
         parts = urlsplit(str(endpoint))
         if parts.scheme not in ("http", "https") or not parts.hostname:
             continue
+        if _proxied(parts.scheme, parts.hostname):
+            continue  # requests go through a proxy: a direct connection proves nothing
         address = (parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
         if address in seen:
             continue
@@ -48,3 +51,9 @@ async def check_reachable(judges: Sequence[Judge], timeout: float = CONNECT_TIME
         writer.close()
         with contextlib.suppress(OSError):
             await writer.wait_closed()
+
+
+def _proxied(scheme: str, host: str) -> bool:
+    """Whether the environment sends requests to `host` through a proxy (HTTP(S)_PROXY)."""
+    proxies = getproxies()
+    return bool(proxies.get(scheme) or proxies.get("all")) and not proxy_bypass(host)
