@@ -4,6 +4,9 @@
 (retryable, format rejected, parameter rejected, fatal), saying in every message what the server
 sent or what failed. `OpenAIJudge` is that backend under the shared `LLMJudge` core, which owns
 the cache, limit, timeout, retries, re-ask and usage. API keys only ever go into the header.
+Why httpx and not the openai SDK: the core must see every answer's raw status, headers and body
+(an HTML 200, Retry-After-ms, a reset mid-body) and own timeouts and retries itself; the SDK
+wraps, retries and re-times those in ways the core would have to undo.
 """
 
 from __future__ import annotations
