@@ -37,10 +37,13 @@ def pretty_repr(messages: Sequence[Any]) -> str:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text.translate(_RAW_BREAKS)
 
 
 _FENCE = re.compile(r"([<>])\1\1+")
+#: Line breaks that JSON does not escape, as JSON escapes.
+_RAW_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
 #: What a continuation line of a message starts with; a real message line starts with `[n] `.
 CONTINUATION = "    | "
 
@@ -52,9 +55,10 @@ def defang(text: str) -> str:
 
 
 def quote(value: str) -> str:
-    """One value from data as a JSON string literal: one line, quotes and line breaks escaped,
-    so a label or topic can never start a line (or a section) of the prompt."""
-    return defang(json.dumps(value, ensure_ascii=False))
+    """One value from data as a JSON string literal: one line, quotes and every kind of line
+    break escaped (JSON leaves NEL, U+2028 and U+2029 raw), so a label or topic can never start a
+    line (or a section) of the prompt."""
+    return defang(json.dumps(value, ensure_ascii=False).translate(_RAW_BREAKS))
 
 
 def bullets(values: Sequence[str]) -> str:
