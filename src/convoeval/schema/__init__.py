@@ -11,11 +11,13 @@ from convoeval.schema.messages import (
     ToolMessage,
 )
 from convoeval.schema.sample import MultiTurnSample
+from convoeval.schema.tools import FunctionSpec, ToolSpec
 
 __all__ = [
     "AIMessage",
     "ConversationalTestCase",
     "Exchange",
+    "FunctionSpec",
     "HumanMessage",
     "LLMTestCase",
     "Message",
@@ -24,6 +26,7 @@ __all__ = [
     "SystemMessage",
     "ToolCall",
     "ToolMessage",
+    "ToolSpec",
     "Turn",
     "split_exchanges",
 ]

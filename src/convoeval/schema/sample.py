@@ -13,6 +13,7 @@ from pydantic_core import PydanticCustomError
 
 from convoeval.schema.messages import AIMessage, Message, ToolCall, ToolMessage
 from convoeval.schema.render import pretty_repr, render_transcript
+from convoeval.schema.tools import ToolSpec
 
 PRECEDED = "ToolMessage must be preceded by an AIMessage somewhere in the conversation."
 FOLLOW_AI_OR_TOOL = "ToolMessage must follow an AIMessage or another ToolMessage."
@@ -62,7 +63,11 @@ def _check_call_id(index: int, message: ToolMessage, calling: AIMessage | None) 
 
 
 class MultiTurnSample(BaseModel):
-    """A whole conversation (`user_input`) plus optional references for the metrics."""
+    """A whole conversation (`user_input`) plus optional references for the metrics.
+
+    `chatbot_role`, `scenario`, `expected_outcome`, `user_description` and `context` are DeepEval's
+    case fields; `available_tools` lists the tools the agent could call (OpenAI function specs).
+    """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
@@ -73,6 +78,12 @@ class MultiTurnSample(BaseModel):
     rubrics: dict[str, str] | None = None
     id: str | None = None
     metadata: dict[str, Any] | None = None
+    chatbot_role: str | None = None
+    scenario: str | None = None
+    expected_outcome: str | None = None
+    user_description: str | None = None
+    context: list[str] | None = None
+    available_tools: list[ToolSpec] | None = None
 
     @model_validator(mode="after")
     def _check_rules(self) -> MultiTurnSample:
