@@ -139,3 +139,65 @@ def test_split_exchanges_merges_consecutive_user_messages_and_keeps_unanswered()
     )
     assert [e.input for e in exchanges] == ["a\nb", "d"]
     assert exchanges[1].reply is None and not exchanges[1].answered
+
+
+_TOOL = {"type": "function", "function": {"name": "refund", "parameters": {"type": "object"}}}
+
+
+def test_case_fields_land_on_the_sample_fields_and_come_back() -> None:
+    case = ConversationalTestCase(
+        turns=[Turn(role="user", content="refund?"), Turn(role="assistant", content="done")],
+        chatbot_role="airline agent",
+        scenario="refund request",
+        expected_outcome="refund issued",
+        user_description="impatient",
+        context=["policy: 24h"],
+        available_tools=[_TOOL],
+        name="c1",
+    )
+    sample = case.to_sample()
+    assert sample.chatbot_role == "airline agent" and sample.scenario == "refund request"
+    assert sample.expected_outcome == sample.reference == "refund issued"
+    assert sample.user_description == "impatient" and sample.context == ["policy: 24h"]
+    assert [t.name for t in sample.available_tools or []] == ["refund"]
+    assert sample.metadata is None
+    assert ConversationalTestCase.from_sample(sample) == case
+
+
+@pytest.mark.parametrize("style", ["turns", "exchanges"])
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"reference": "R"},
+        {"expected_outcome": "E"},
+        {"reference": "R", "expected_outcome": "E"},
+        {"reference": "same", "expected_outcome": "same"},
+        {
+            "chatbot_role": "agent",
+            "context": ["a", "b"],
+            "available_tools": [_TOOL],
+            "reference_topics": ["refunds"],
+            "rubrics": {"score1": "bad"},
+            "reference_tool_calls": [ToolCall(name="refund", args={"id": 7, "x": {"y": [1]}})],
+        },
+    ],
+)
+def test_every_sample_field_survives_a_case_round_trip(
+    style: str, fields: dict[str, object]
+) -> None:
+    base = _agent_sample().model_dump(exclude={"reference"})
+    sample = MultiTurnSample.model_validate({**base, **fields})
+    case = ConversationalTestCase.from_sample(sample, style=style)  # type: ignore[arg-type]
+    assert case.to_sample() == sample
+    # and through the case's JSON form, as a DeepEval-layout file stores it
+    again = ConversationalTestCase.model_validate_json(case.model_dump_json())
+    assert again.to_sample() == sample
+
+
+def test_case_fields_kept_in_metadata_by_older_versions_are_still_read() -> None:
+    sample = MultiTurnSample(
+        user_input=[HumanMessage(content="hi")],
+        metadata={"conversational_test_case": {"chatbot_role": "agent", "context": ["c"]}},
+    )
+    case = ConversationalTestCase.from_sample(sample)
+    assert case.chatbot_role == "agent" and case.context == ["c"] and case.metadata is None

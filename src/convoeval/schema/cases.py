@@ -22,11 +22,24 @@ from convoeval.schema.messages import (
     ToolMessage,
 )
 from convoeval.schema.sample import MultiTurnSample
+from convoeval.schema.tools import ToolSpec
 
 _METADATA = AliasChoices("metadata", "additional_metadata")
-#: Key under which case- and exchange-level fields without a MultiTurnSample home are kept.
+#: Keys under which fields without a home on the other side are kept in metadata: exchange fields
+#: in the user message's, sample fields in the case's (`CASE_KEY`: case fields, older versions).
 CASE_KEY = "conversational_test_case"
 EXCHANGE_KEY = "model_test_case"
+SAMPLE_KEY = "multi_turn_sample"
+#: Fields a case and a sample share by name; and the sample's fields a case has no place for.
+SHARED_FIELDS = (
+    "chatbot_role",
+    "scenario",
+    "expected_outcome",
+    "user_description",
+    "context",
+    "available_tools",
+)
+SAMPLE_ONLY = ("reference", "reference_tool_calls", "reference_topics", "rubrics")
 
 
 class _Case(BaseModel):
@@ -121,6 +134,7 @@ class ConversationalTestCase(_Case):
     expected_outcome: str | None = None
     user_description: str | None = None
     context: list[str] | None = None
+    available_tools: list[ToolSpec] | None = None
     name: str | None = None
     metadata: dict[str, Any] | None = Field(default=None, validation_alias=_METADATA)
 
@@ -132,45 +146,55 @@ class ConversationalTestCase(_Case):
         return turns
 
     def to_sample(self) -> MultiTurnSample:
-        """The same conversation as a `MultiTurnSample`; nothing is lost."""
+        """The same conversation as a `MultiTurnSample`; nothing is lost.
+
+        `expected_outcome` also becomes the sample's `reference` (what the goal metrics compare
+        with), unless the case came from a sample whose reference differed.
+        """
         messages: list[Message] = []
         for turn in self.turns:
             if isinstance(turn, Turn):
                 messages.append(turn.to_message())
             else:
                 messages.extend(turn.to_messages())
-        rest = self.model_dump(
-            exclude={"turns", "expected_outcome", "name", "metadata"}, exclude_none=True
-        )
         metadata = dict(self.metadata or {})
-        if rest:
-            metadata[CASE_KEY] = rest
+        kept = metadata.pop(SAMPLE_KEY, None) or {}
+        shared = self.model_dump(include=set(SHARED_FIELDS), exclude_none=True)
+        fields = {"reference": self.expected_outcome, **shared, **kept}
         return MultiTurnSample(
-            user_input=messages,
-            reference=self.expected_outcome,
-            id=self.name,
-            metadata=metadata or None,
+            user_input=messages, id=self.name, metadata=metadata or None, **fields
         )
 
     @classmethod
     def from_sample(
         cls, sample: MultiTurnSample, style: Literal["turns", "exchanges"] = "turns"
     ) -> ConversationalTestCase:
-        """The case for a sample, as `Turn`s (always possible) or `ModelTestCase` exchanges."""
+        """The case for a sample, as `Turn`s (always possible) or `ModelTestCase` exchanges.
+
+        Sample fields a case has no place for (references, topics, rubrics) ride in its metadata
+        under `SAMPLE_KEY`, so `to_sample()` gives the same sample back.
+        """
         metadata = dict(sample.metadata or {})
-        extra = metadata.pop(CASE_KEY, {})
+        fields = dict(metadata.pop(CASE_KEY, {}))  # written by older versions
+        fields.update(sample.model_dump(include=set(SHARED_FIELDS), exclude_none=True))
+        outcome = (
+            sample.expected_outcome if sample.expected_outcome is not None else sample.reference
+        )
+        kept = sample.model_dump(mode="json", include=set(SAMPLE_ONLY), exclude_none=True)
+        kept.pop("reference", None)
+        if sample.reference != outcome:
+            kept["reference"] = sample.reference
+        if sample.expected_outcome is None and outcome is not None:
+            kept["expected_outcome"] = None
+        if kept:
+            metadata[SAMPLE_KEY] = kept
         turns: list[Any]
         if style == "turns":
             turns = [Turn.from_message(m) for m in sample.user_input]
         else:
             turns = _exchanges_of(sample)
-        return cls(
-            turns=turns,
-            expected_outcome=sample.reference,
-            name=sample.id,
-            metadata=metadata or None,
-            **extra,
-        )
+        fields["expected_outcome"] = outcome
+        return cls(turns=turns, name=sample.id, metadata=metadata or None, **fields)
 
 
 def _exchanges_of(sample: MultiTurnSample) -> list[ModelTestCase]:
