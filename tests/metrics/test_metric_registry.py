@@ -109,6 +109,7 @@ def test_public_names_do_not_leak() -> None:
         "ToolCallAccuracy",
         "ToolCallF1",
         "TopicAdherenceScore",
+        "TrajectoryMatch",
         "as_metric",
         "as_sample",
         "describe_metrics",

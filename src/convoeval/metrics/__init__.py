@@ -32,6 +32,7 @@ from convoeval.metrics.rubrics import RubricsScore
 from convoeval.metrics.tool_call_accuracy import ToolCallAccuracy
 from convoeval.metrics.tool_call_f1 import ToolCallF1
 from convoeval.metrics.topic_adherence import TopicAdherenceScore
+from convoeval.metrics.trajectory_match import TrajectoryMatch
 
 __all__ = [
     "METRICS",
@@ -48,6 +49,7 @@ __all__ = [
     "ToolCallAccuracy",
     "ToolCallF1",
     "TopicAdherenceScore",
+    "TrajectoryMatch",
     "as_metric",
     "as_sample",
     "describe_metrics",
