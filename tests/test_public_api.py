@@ -27,6 +27,12 @@ EXPECTED = {
     "Metric",
     "TopicAdherenceScore",
     "ConversationRelevancyMetric",
+    # The conversation judgments of issue 13.
+    "KnowledgeRetentionMetric",
+    "RoleAdherenceMetric",
+    "ConversationCompletenessMetric",
+    "UserFrustration",
+    "TurnRelevancyMetric",
     "AgentGoalAccuracyWithReference",
     "AgentGoalAccuracyWithoutReference",
     "RubricsScore",

@@ -22,22 +22,34 @@ from convoeval.metrics import METRICS
 PINNED = {
     "agent_goal_accuracy.with_reference": (2, "96754372da617662"),
     "agent_goal_accuracy.without_reference": (2, "00799f13828cafa3"),
+    "conversation_completeness.intentions": (1, "8ccf8b0bdcb10a41"),
+    "conversation_completeness.verdicts": (1, "51b6576d408808de"),
     "conversation_relevancy.verdicts": (2, "bce520ccbdf7fee0"),
+    "knowledge_retention.facts": (1, "35f587ea157241b1"),
+    "knowledge_retention.verdicts": (1, "9f07e7545bcdc103"),
+    "role_adherence.verdicts": (1, "476a48fccaeac9f1"),
     "rubrics.level": (2, "c7b3ec08b99bf919"),
     "topic_adherence.answered": (2, "19fce33ec49bdffc"),
     "topic_adherence.extract_topics": (2, "fceff0df5f57f5a4"),
     "topic_adherence.in_scope": (2, "5f78f9216ee773af"),
+    "user_frustration.verdict": (1, "a2b709b4ab860655"),
 }
 #: step name -> (version, hash of its rendered prompts for SAMPLE): ties the way conversations and
 #: data values are rendered (schema/render.py, the metrics' input builders) to the version too.
 RENDERED: dict[str, tuple[int, str]] = {
     "agent_goal_accuracy.with_reference": (2, "823258ac850e7573"),
     "agent_goal_accuracy.without_reference": (2, "a6424dfce232eb70"),
+    "conversation_completeness.intentions": (1, "ad8d762b1ea14d6d"),
+    "conversation_completeness.verdicts": (1, "4b96f1facb952a6a"),
     "conversation_relevancy.verdicts": (2, "e5fe4add96d7521f"),
+    "knowledge_retention.facts": (1, "eb3d44a14a6b1da8"),
+    "knowledge_retention.verdicts": (1, "109c62cb95fdadb7"),
+    "role_adherence.verdicts": (1, "70dd58e8a05dd628"),
     "rubrics.level": (2, "b678b75a955e7a1c"),
     "topic_adherence.answered": (2, "91df1b2127a986e5"),
     "topic_adherence.extract_topics": (2, "796154f19bfd1442"),
     "topic_adherence.in_scope": (2, "5d39f5418c097458"),
+    "user_frustration.verdict": (1, "edd8eae5274e2416"),
 }
 SAMPLE = MultiTurnSample(
     user_input=[
@@ -50,6 +62,7 @@ SAMPLE = MultiTurnSample(
     reference_topics=["orders and shipping", "returns"],
     reference="The user learns when the order ships.",
     rubrics={"1": "unhelpful", "2": "helpful"},
+    chatbot_role="A polite order-support agent.",
 )
 #: Constructor options that do not shape scores (recorded apart, or display only).
 NOT_CONFIG = {"self", "threshold", "judge", "llm", "async_mode", "verbose_mode"}
@@ -94,7 +107,24 @@ def test_config_names_every_option_that_shapes_scores(name: str) -> None:
     assert json.loads(json.dumps(config)) == config
 
 
+#: Answers for the conversation judgments of issue 13 (valid for SAMPLE), by step name.
+CONVERSATION_ANSWERS = {
+    "knowledge_retention.facts": {"facts": [{"message": 1, "fact": "order 7 was due Monday"}]},
+    "knowledge_retention.verdicts": {"verdicts": [{"message": 4, "retained": True, "reason": ""}]},
+    "role_adherence.verdicts": {"verdicts": [{"message": 4, "in_role": True, "reason": ""}]},
+    "conversation_completeness.intentions": {
+        "intentions": [{"message": 1, "intention": "find order 7"}]
+    },
+    "conversation_completeness.verdicts": {
+        "verdicts": [{"intention": 1, "satisfied": True, "reason": ""}]
+    },
+    "user_frustration.verdict": {"frustration": "none", "first_message": None, "reason": "calm"},
+}
+
+
 def _answer(step: str, inputs: Any) -> dict[str, Any]:
+    if step in CONVERSATION_ANSWERS:
+        return CONVERSATION_ANSWERS[step]
     if step.endswith("extract_topics"):
         return {"topics": [{"topic": "late order", "message_index": 1, "quote": "order 7"}]}
     if step.endswith(("answered", "in_scope")):

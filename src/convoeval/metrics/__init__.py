@@ -24,32 +24,49 @@ from convoeval.metrics.agent_goal_accuracy import (
     AgentGoalAccuracyWithoutReference,
     AgentGoalAccuracyWithReference,
 )
+from convoeval.metrics.conversation_completeness import (
+    ConversationCompleteness,
+    ConversationCompletenessMetric,
+)
 from convoeval.metrics.conversation_relevancy import (
     ConversationRelevancy,
     ConversationRelevancyMetric,
 )
+from convoeval.metrics.knowledge_retention import KnowledgeRetention, KnowledgeRetentionMetric
+from convoeval.metrics.role_adherence import RoleAdherence, RoleAdherenceMetric
 from convoeval.metrics.rubrics import RubricsScore
 from convoeval.metrics.tool_call_accuracy import ToolCallAccuracy
 from convoeval.metrics.tool_call_f1 import ToolCallF1
 from convoeval.metrics.topic_adherence import TopicAdherenceScore
 from convoeval.metrics.trajectory_match import TrajectoryMatch
+from convoeval.metrics.turn_relevancy import TurnRelevancy, TurnRelevancyMetric
+from convoeval.metrics.user_frustration import UserFrustration
 
 __all__ = [
     "METRICS",
     "AgentGoalAccuracyWithReference",
     "AgentGoalAccuracyWithoutReference",
     "Ask",
+    "ConversationCompleteness",
+    "ConversationCompletenessMetric",
     "ConversationRelevancy",
     "ConversationRelevancyMetric",
+    "KnowledgeRetention",
+    "KnowledgeRetentionMetric",
     "Metric",
     "MetricFailedError",
     "MetricResult",
     "MissingFieldsError",
+    "RoleAdherence",
+    "RoleAdherenceMetric",
     "RubricsScore",
     "ToolCallAccuracy",
     "ToolCallF1",
     "TopicAdherenceScore",
     "TrajectoryMatch",
+    "TurnRelevancy",
+    "TurnRelevancyMetric",
+    "UserFrustration",
     "as_metric",
     "as_sample",
     "describe_metrics",
