@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from _peers import peer
 from pydantic import BaseModel
 
 from convoeval import AIMessage, HumanMessage, MultiTurnSample, SystemMessage, ToolCall, ToolMessage
@@ -50,6 +51,31 @@ CASE: dict[str, Any] = {
 }
 
 
+#: Everything DeepEval has no field for: system messages, ids, two tool rounds, sample fields.
+ANY_SAMPLE = MultiTurnSample(
+    user_input=[
+        SystemMessage(content="Policy: be brief."),
+        HumanMessage(content="Weather in Oslo and Rome?"),
+        AIMessage(
+            content="Checking.",
+            tool_calls=[
+                ToolCall(name="weather", args={"city": "Oslo"}, id="a"),
+                ToolCall(name="weather", args={"city": "Rome"}, id="b"),
+            ],
+        ),
+        ToolMessage(content="rain", tool_call_id="b"),
+        ToolMessage(content="snow", tool_call_id="a"),
+        AIMessage(content="", tool_calls=[ToolCall(name="advice", args={}, id="c")]),
+        ToolMessage(content="umbrella", tool_call_id="c"),
+        AIMessage(content="Oslo snow, Rome rain: take an umbrella.", metadata={"ms": 5}),
+    ],
+    reference_topics=["weather"],
+    rubrics={"score1_description": "bad"},
+    metadata={"source": "test"},
+    id="w1",
+)
+
+
 def test_turn_style_case_converts() -> None:
     sample = from_deepeval(CASE)
     kinds = [type(m) for m in sample.user_input]
@@ -89,6 +115,19 @@ def test_turn_style_case_converts() -> None:
 
 def test_turn_style_case_round_trips_exactly() -> None:
     assert to_deepeval_dict(from_deepeval(copy.deepcopy(CASE))) == CASE
+
+
+def test_a_call_without_parameters_keeps_none() -> None:
+    """DeepEval's `input_parameters` may be absent (None), which is not `{}`."""
+    case = {
+        "turns": [
+            {"role": "user", "content": "Time?"},
+            {"role": "assistant", "content": "Noon.", "tools_called": [{"name": "now"}]},
+        ]
+    }
+    sample = from_deepeval(copy.deepcopy(case))
+    assert sample.predicted_tool_calls() == [ToolCall(name="now", args={})]
+    assert to_deepeval_dict(sample) == case
 
 
 def test_llm_test_case_turns_convert() -> None:
@@ -152,28 +191,7 @@ def test_duck_typed_deepeval_objects() -> None:
 
 
 def test_any_sample_survives_deepeval_layout() -> None:
-    sample = MultiTurnSample(
-        user_input=[
-            SystemMessage(content="Policy: be brief."),
-            HumanMessage(content="Weather in Oslo and Rome?"),
-            AIMessage(
-                content="Checking.",
-                tool_calls=[
-                    ToolCall(name="weather", args={"city": "Oslo"}, id="a"),
-                    ToolCall(name="weather", args={"city": "Rome"}, id="b"),
-                ],
-            ),
-            ToolMessage(content="rain", tool_call_id="b"),
-            ToolMessage(content="snow", tool_call_id="a"),
-            AIMessage(content="", tool_calls=[ToolCall(name="advice", args={}, id="c")]),
-            ToolMessage(content="umbrella", tool_call_id="c"),
-            AIMessage(content="Oslo snow, Rome rain: take an umbrella.", metadata={"ms": 5}),
-        ],
-        reference_topics=["weather"],
-        rubrics={"score1_description": "bad"},
-        metadata={"source": "test"},
-        id="w1",
-    )
+    sample = ANY_SAMPLE
     case = to_deepeval_dict(sample)
     assert [t["role"] for t in case["turns"]] == ["user", "assistant"]
     assistant = case["turns"][1]
@@ -239,9 +257,107 @@ def test_errors_name_the_turn_and_why() -> None:
         from_deepeval({"messages": []})
 
 
+def _deepeval() -> Any:
+    return peer("deepeval.test_case", "deepeval is not installed (optional, heavy)")
+
+
 def test_real_deepeval_objects() -> None:
-    test_case = pytest.importorskip(
-        "deepeval.test_case", reason="deepeval is not installed (optional, heavy)"
-    )
+    """DeepEval's defaults (`flaky`, `multimodal`, `voice`, a tool's `type`) are no data."""
+    test_case = _deepeval()
     theirs = test_case.ConversationalTestCase(**to_deepeval_dict(from_deepeval(CASE)))
     assert from_deepeval(theirs) == from_deepeval(CASE)
+    assert to_deepeval_dict(from_deepeval(theirs)) == CASE
+
+
+def test_any_sample_survives_real_deepeval_objects() -> None:
+    """The hints ride in `additional_metadata`, which DeepEval 4 renames `metadata`."""
+    test_case = _deepeval()
+    theirs = test_case.ConversationalTestCase(**to_deepeval_dict(ANY_SAMPLE))
+    assert from_deepeval(theirs) == ANY_SAMPLE
+
+
+def test_real_objects_with_every_field_convert_as_their_dicts() -> None:
+    test_case = _deepeval()
+    tool = {
+        "name": "refund",
+        "description": "Refunds an order",
+        "reasoning": "It was paid.",
+        "output": {"ok": True},
+        "input_parameters": {"order_id": 7},
+    }
+    case: dict[str, Any] = {
+        "turns": [
+            {
+                "role": "user",
+                "content": "Refund order 7.",
+                "user_id": "u-1",
+                "latency_ms": 12.5,
+                "interrupted": True,
+                "provider_transcript": "refund order seven",
+                "metadata": {"channel": "voice"},
+            },
+            {
+                "role": "assistant",
+                "content": "Done.",
+                "retrieval_context": ["Refunds within 30 days."],
+                "tools_called": [tool, {"name": "notify"}],
+                "metadata": {"model": "m1"},
+            },
+        ],
+        "scenario": "A refund.",
+        "context": ["Shop policy."],
+        "name": "case-1",
+        "user_description": "A regular customer.",
+        "expected_outcome": "Refunded.",
+        "chatbot_role": "support agent",
+        "metadata": {"team": "a"},
+        "comments": "checked by hand",
+        "tags": ["refunds"],
+        "flaky": True,
+        "expected_labels": {"tone": "polite"},
+        "multimodal": True,
+    }
+    theirs = test_case.ConversationalTestCase(
+        **{k: v for k, v in case.items() if k != "turns"},
+        turns=[
+            test_case.Turn(
+                **{k: v for k, v in turn.items() if k != "tools_called"},
+                tools_called=[test_case.ToolCall(**t) for t in turn.get("tools_called", [])]
+                or None,
+            )
+            for turn in case["turns"]
+        ],
+    )
+    sample = from_deepeval(theirs)
+    assert sample == from_deepeval(case)
+    assert sample.metadata is not None and sample.metadata["deepeval_case"]["flaky"] is True
+    back = test_case.ConversationalTestCase(**to_deepeval_dict(sample))
+    assert back.model_dump() == theirs.model_dump()
+
+
+def test_real_llm_test_case_turns_convert_as_their_dicts() -> None:
+    test_case = _deepeval()
+    exchange: dict[str, Any] = {
+        "input": "What's 2+2?",
+        "actual_output": "4",
+        "expected_output": "4",
+        "context": ["math"],
+        "retrieval_context": ["2+2=4"],
+        "tools_called": [{"name": "calc", "input_parameters": {"expr": "2+2"}, "output": 4}],
+        "expected_tools": [{"name": "calc", "input_parameters": {"expr": "2+2"}}],
+        "token_cost": 0.5,
+        "completion_time": 1.5,
+    }
+    objects = {
+        **exchange,
+        "tools_called": [test_case.ToolCall(**t) for t in exchange["tools_called"]],
+        "expected_tools": [test_case.ToolCall(**t) for t in exchange["expected_tools"]],
+    }
+    turns = [test_case.LLMTestCase(**objects), test_case.LLMTestCase(input="Bye")]
+    sample = from_deepeval({"turns": turns})
+    assert sample == from_deepeval({"turns": [exchange, {"input": "Bye"}]})
+    assert sample.user_input[0].metadata == {
+        "deepeval_turn": {
+            k: v for k, v in exchange.items() if k not in ("input", "actual_output", "tools_called")
+        }
+    }

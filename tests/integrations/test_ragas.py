@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from _peers import peer
 from pydantic import BaseModel
 
 from convoeval import AIMessage, HumanMessage, MultiTurnSample, SystemMessage, ToolCall, ToolMessage
@@ -64,6 +65,22 @@ class _RagasLikeSample(BaseModel):
     reference_topics: list[str] | None = None
 
 
+#: What Ragas has no field for: system messages, tool-call ids, the sample's id and metadata.
+EXTENDED = MultiTurnSample(
+    user_input=[
+        SystemMessage(content="Be polite."),
+        HumanMessage(content="hi"),
+        AIMessage(content="", tool_calls=[ToolCall(name="f", args={"x": 1}, id="c1")]),
+        ToolMessage(content="r", tool_call_id="c1", metadata={"ms": 3}),
+        AIMessage(content="done"),
+        SystemMessage(content="(session closed)"),
+    ],
+    reference_tool_calls=[ToolCall(name="f", args={"x": 1}, id="c1")],
+    id="dropped",
+    metadata={"dropped": True},
+)
+
+
 def test_ragas_jsonl_line_converts() -> None:
     sample = from_ragas(RAGAS_LINE, id="r1")
     assert [m.type for m in sample.user_input] == ["human", "ai", "tool", "ai"]
@@ -92,19 +109,7 @@ def test_duck_typed_objects_and_datasets() -> None:
 
 
 def test_export_keeps_ids_and_system_messages_in_ragas_metadata() -> None:
-    sample = MultiTurnSample(
-        user_input=[
-            SystemMessage(content="Be polite."),
-            HumanMessage(content="hi"),
-            AIMessage(content="", tool_calls=[ToolCall(name="f", args={"x": 1}, id="c1")]),
-            ToolMessage(content="r", tool_call_id="c1", metadata={"ms": 3}),
-            AIMessage(content="done"),
-            SystemMessage(content="(session closed)"),
-        ],
-        reference_tool_calls=[ToolCall(name="f", args={"x": 1}, id="c1")],
-        id="dropped",
-        metadata={"dropped": True},
-    )
+    sample = EXTENDED
     data = to_ragas_dict(sample)
     assert data == {
         "user_input": [
@@ -162,11 +167,60 @@ def test_errors_name_the_problem() -> None:
         to_ragas_dict(only_system)
 
 
+def _ragas() -> Any:
+    return peer("ragas", "ragas is not installed (optional, heavy)")
+
+
 def test_real_ragas_objects() -> None:
-    ragas = pytest.importorskip("ragas", reason="ragas is not installed (optional, heavy)")
+    ragas = _ragas()
     sample = from_ragas(RAGAS_LINE)
     theirs = to_ragas_sample(sample)
     assert isinstance(theirs, ragas.MultiTurnSample)
     assert from_ragas(theirs) == sample
     dataset = to_ragas_dataset([sample])
     assert from_ragas_dataset(dataset) == [sample]
+
+
+def test_real_objects_built_by_hand_round_trip(tmp_path: Path) -> None:
+    """Every Ragas field set on real objects; Ragas's own JSONL file reads back the same."""
+    ragas = _ragas()
+    messages = peer("ragas.messages", "ragas is not installed (optional, heavy)")
+    book = messages.ToolCall(name="book", args={"table": 4, "time": "20:00"})
+    theirs = ragas.MultiTurnSample(
+        user_input=[
+            messages.HumanMessage(content="Book table 4 at 8pm", metadata={"lang": "en"}),
+            messages.AIMessage(content="On it.", tool_calls=[book], metadata={"ms": 9}),
+            messages.ToolMessage(content="booked", metadata={"ms": 3}),
+            messages.AIMessage(content="Table 4 is yours at 8pm."),
+        ],
+        reference="The table is booked.",
+        reference_tool_calls=[book],
+        rubrics={"score1_description": "no booking", "score5_description": "booked"},
+        reference_topics=["restaurants"],
+    )
+    sample = from_ragas(theirs)
+    assert sample.user_input[1].tool_calls == [
+        ToolCall(name="book", args={"table": 4, "time": "20:00"})
+    ]
+    assert sample.user_input[2].metadata == {"ms": 3} and sample.rubrics == theirs.rubrics
+    assert to_ragas_sample(sample) == theirs
+    path = tmp_path / "ragas.jsonl"
+    ragas.EvaluationDataset(samples=[theirs, theirs]).to_jsonl(str(path))
+    assert list(read_samples(path, format="ragas")) == [sample, sample]
+
+
+def test_extended_sample_survives_real_ragas_objects(tmp_path: Path) -> None:
+    """System messages and ids ride in the Ragas messages' metadata, also through Ragas's JSONL."""
+    ragas = _ragas()
+    expected = EXTENDED.model_copy(
+        update={
+            "id": None,
+            "metadata": None,
+            "reference_tool_calls": [ToolCall(name="f", args={"x": 1})],
+        }
+    )
+    theirs = to_ragas_sample(EXTENDED)
+    assert from_ragas(theirs) == expected
+    path = tmp_path / "ragas.jsonl"
+    ragas.EvaluationDataset(samples=[theirs]).to_jsonl(str(path))
+    assert from_ragas_dataset(ragas.EvaluationDataset.from_jsonl(str(path))) == [expected]

@@ -1,7 +1,9 @@
 """Interoperate with DeepEval: read its `ConversationalTestCase`s and export samples back.
 
-Read duck-typed (a `model_dump()`-able object or its JSON dict), so DeepEval is not needed. Both
-turn styles are accepted: `Turn`s (`{"role": "user"|"assistant", "content", "tools_called"}`) and
+Read duck-typed (a `model_dump()`-able object or its JSON dict), so DeepEval is not needed; of an
+object only what was set and differs from the default is read (DeepEval adds `flaky=False`,
+`type="FUNCTION"`, ... that are no data), so a real object converts as its dict does. Both turn
+styles are accepted: `Turn`s (`{"role": "user"|"assistant", "content", "tools_called"}`) and
 the older `LLMTestCase` exchanges (`{"input", "actual_output", "tools_called", ...}`).
 An assistant turn that called tools becomes an AIMessage with the calls (DeepEval's
 `input_parameters` -> `args`), then one ToolMessage per call that has an `output` (a non-string
@@ -12,7 +14,8 @@ chatbot_role, ...) are kept in metadata (`deepeval_tools`, `deepeval_turn`, `dee
 
 `to_deepeval_dict` writes the `Turn` style. What DeepEval has no field for (tool-call ids, system
 messages, message metadata, several tool-call rounds in one turn, the sample-only fields) rides in
-`additional_metadata["convoeval"]`, so `from_deepeval(to_deepeval_dict(s)) == s`.
+`additional_metadata["convoeval"]` (in `metadata`, DeepEval 4's name, when the case or turn has
+one), so `from_deepeval(to_deepeval_dict(s)) == s`, through real DeepEval objects too.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ def from_deepeval(case: Any, **sample_fields: Any) -> MultiTurnSample:
 
     Raises `ConversionError` naming each problem (`turns[2].tools_called[0].name: ...`).
     """
-    data = dumped(case)
+    data = dumped(case, only_set=True)
     if not isinstance(data, Mapping) or "turns" not in data:
         raise ConversionError(
             [f"case: must be a ConversationalTestCase or its dict with 'turns', got {kind(data)}"]
@@ -67,7 +70,7 @@ def from_deepeval(case: Any, **sample_fields: Any) -> MultiTurnSample:
     messages: list[Message] = []
     origins: list[str] = []
     for index, raw in enumerate(turns):
-        converted = _turn(f"turns[{index}]", dumped(raw), problems)
+        converted = _turn(f"turns[{index}]", dumped(raw, only_set=True), problems)
         messages.extend(converted)
         origins.extend(f"turns[{index}]" for _ in converted)
     fields = _sample_fields(case_fields, problems)
@@ -131,23 +134,31 @@ def _sample_fields(case: dict[str, Any], problems: list[str]) -> dict[str, Any]:
 
 
 def _pop_hints(holder: dict[str, Any]) -> dict[str, Any]:
-    """Take convoeval's hints out of `additional_metadata` (dropping it when it empties)."""
-    extra = holder.get("additional_metadata")
+    """Take convoeval's hints out of the metadata (dropping it when it empties)."""
+    key = _metadata_key(holder)
+    extra = holder.get(key)
     if not isinstance(extra, Mapping) or _HINTS not in extra:
         return {}
     rest = {k: v for k, v in extra.items() if k != _HINTS}
     if rest:
-        holder["additional_metadata"] = rest
+        holder[key] = rest
     else:
-        del holder["additional_metadata"]
+        del holder[key]
     hints = extra[_HINTS]
     return dict(hints) if isinstance(hints, Mapping) else {}
 
 
 def _hint(holder: dict[str, Any], hints: dict[str, Any]) -> None:
-    extra = dict(holder.get("additional_metadata") or {})
+    key = _metadata_key(holder)
+    extra = dict(holder.get(key) or {})
     extra[_HINTS] = {**extra.get(_HINTS, {}), **hints}
-    holder["additional_metadata"] = extra
+    holder[key] = extra
+
+
+def _metadata_key(holder: Mapping[str, Any]) -> str:
+    """`metadata` (DeepEval 4) when the case or turn has it, else `additional_metadata`: the
+    name every DeepEval version reads (DeepEval 4 takes it as an alias of `metadata`)."""
+    return "metadata" if "metadata" in holder else "additional_metadata"
 
 
 def _turn(where: str, raw: Any, problems: list[str]) -> list[Message]:
@@ -226,7 +237,7 @@ def _tools(
         problems.append(f"{where}.tools_called: must be a list, got {kind(tools)}")
     for position, item in enumerate(items):
         at = f"{where}.tools_called[{position}]"
-        tool = dumped(item)
+        tool = dumped(item, only_set=True)
         if not isinstance(tool, Mapping) or not isinstance(tool.get("name"), str):
             problems.append(f"{at}.name: a tool call needs a string 'name'")
             continue
@@ -237,7 +248,10 @@ def _tools(
         call_id = ids[position] if isinstance(ids, list) and position < len(ids) else None
         calls.append(ToolCall(name=tool["name"], args=dict(args), id=call_id))
         skip = ("name", "input_parameters", "output")
-        details.append({k: v for k, v in tool.items() if k not in skip and v is not None})
+        detail = {k: v for k, v in tool.items() if k not in skip and v is not None}
+        if tool.get("input_parameters") is None:
+            detail["input_parameters"] = None  # no parameters given, which is not `{}`
+        details.append(detail)
         output = tool.get("output")
         if output is not None:
             text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
@@ -289,6 +303,7 @@ def _assistant_turn(run: list[Message]) -> dict[str, Any]:
     for index, call in enumerate(calls):
         tool: dict[str, Any] = {"name": call.name, "input_parameters": call.args}
         tool.update(details[index] if index < len(details) else {})
+        tool = {k: v for k, v in tool.items() if v is not None}
         if index in outputs:
             tool["output"] = outputs[index]
         tools.append(tool)

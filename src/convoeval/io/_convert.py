@@ -41,9 +41,15 @@ def kind(value: Any) -> str:
     )
 
 
-def dumped(value: Any) -> Any:
-    """A pydantic object as a plain dict (`model_dump()`), anything else unchanged."""
+def dumped(value: Any, *, only_set: bool = False) -> Any:
+    """A pydantic object as a plain dict (`model_dump()`), anything else unchanged.
+
+    `only_set` keeps only what was set and differs from the default (DeepEval's objects add
+    defaults such as `flaky=False` that are not data); Ragas's `type` discriminators are defaults.
+    """
     if not isinstance(value, Mapping) and hasattr(value, "model_dump"):
+        if only_set:
+            return value.model_dump(exclude_unset=True, exclude_defaults=True)
         return value.model_dump()
     return value
 
