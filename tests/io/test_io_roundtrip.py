@@ -146,8 +146,14 @@ def test_csv_layout_is_fixed_columns_with_json_cells(tmp_path: Path) -> None:
         "reference_topics",
         "rubrics",
         "metadata",
+        "chatbot_role",
+        "scenario",
+        "expected_outcome",
+        "user_description",
+        "context",
+        "available_tools",
     ]
-    assert all(len(row) == 7 for row in rows)
+    assert all(len(row) == 13 for row in rows)
     first = dict(zip(rows[0], rows[1], strict=True))
     assert first["reference"] == "" and first["rubrics"] == ""  # absent: empty cells
     assert json.loads(first["user_input"])[1] == {"type": "human", "content": TRICKY}
@@ -204,6 +210,12 @@ def test_pandas_round_trip() -> None:
         "reference_topics",
         "rubrics",
         "metadata",
+        "chatbot_role",
+        "scenario",
+        "expected_outcome",
+        "user_description",
+        "context",
+        "available_tools",
     ]
     assert frame["rubrics"].iloc[0] is None and isinstance(frame["rubrics"].iloc[2], str)
     assert list(from_pandas(frame)) == original

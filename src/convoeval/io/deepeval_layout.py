@@ -1,9 +1,11 @@
 """The DeepEval record layout (`{"turns": [...], "scenario": ..., ...}`) to and from samples.
 
-`turns` holds either `Turn`s (`role`/`content`) or exchanges (`input`/`actual_output`). Case
-fields without a `MultiTurnSample` home ride in the sample's metadata (see `schema.cases`), and
-the sample-only fields (`reference_topics`, `rubrics`, `reference_tool_calls`) sit next to
-`turns`; `id` and `reference` are accepted for DeepEval's `name` and `expected_outcome`.
+`turns` holds either `Turn`s (`role`/`content`) or exchanges (`input`/`actual_output`). The case
+fields (`chatbot_role`, `scenario`, `expected_outcome`, `user_description`, `context`,
+`available_tools`) are the sample's fields of the same name, and the sample-only fields
+(`reference`, `reference_topics`, `rubrics`, `reference_tool_calls`) sit next to `turns`; `id` is
+accepted for DeepEval's `name`. `expected_outcome` is also the sample's `reference` unless the
+record gives a `reference` of its own.
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from convoeval.schema.cases import ConversationalTestCase, ModelTestCase, Turn
+from convoeval.schema.cases import SAMPLE_KEY, ConversationalTestCase, ModelTestCase, Turn
 from convoeval.schema.errors import describe_errors
 from convoeval.schema.sample import MultiTurnSample
 
 _CASE_FIELDS = {*ConversationalTestCase.model_fields, "additional_metadata"} - {"turns"}
-_SAMPLE_ONLY = ("reference_tool_calls", "reference_topics", "rubrics")
-_TWINS = {"id": "name", "reference": "expected_outcome"}
+_SAMPLE_ONLY = ("reference", "reference_tool_calls", "reference_topics", "rubrics")
+_TWINS = {"id": "name"}
 _TURNS: TypeAdapter[list[Turn]] = TypeAdapter(list[Turn])
 _EXCHANGES: TypeAdapter[list[ModelTestCase]] = TypeAdapter(list[ModelTestCase])
 
@@ -63,11 +65,20 @@ def deepeval_to_sample(data: Mapping[str, Any]) -> tuple[MultiTurnSample | None,
 def sample_to_deepeval(sample: MultiTurnSample) -> dict[str, Any]:
     """The DeepEval-layout record (`Turn` style) of a sample; reading it back gives it again."""
     case = ConversationalTestCase.from_sample(sample, style="turns")
+    metadata = dict(case.metadata or {})
+    metadata.pop(SAMPLE_KEY, None)  # the sample-only fields are written next to `turns`
+    case = case.model_copy(
+        update={"expected_outcome": sample.expected_outcome, "metadata": metadata or None}
+    )
     record = case.model_dump(mode="json", exclude_none=True)
     dumped = sample.to_dict()
     for key in _SAMPLE_ONLY:
         if key in dumped:
             record[key] = dumped[key]
+    if sample.reference != sample.expected_outcome:
+        record["reference"] = sample.reference  # null too: it differs from expected_outcome
+    else:
+        record.pop("reference", None)
     return record
 
 

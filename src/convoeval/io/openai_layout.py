@@ -62,12 +62,15 @@ class OpenAIMessagesError(ConversionError):
     """OpenAI messages that cannot be converted; `problems` holds one `path: what` line each."""
 
 
-def from_openai_messages(messages: Sequence[Any], **sample_fields: Any) -> MultiTurnSample:
+def from_openai_messages(
+    messages: Sequence[Any], *, tools: Sequence[Any] | None = None, **sample_fields: Any
+) -> MultiTurnSample:
     """Build a `MultiTurnSample` from OpenAI chat messages (dicts, or SDK message objects).
 
+    `tools` is the request's tool list (function-tool specs), kept as `available_tools`.
     `sample_fields` are the other sample fields (`reference_topics`, `id`, ...). Every problem is
     collected and raised at once as `OpenAIMessagesError`, with paths such as
-    `messages[3].tool_calls[0].function.arguments`.
+    `messages[3].tool_calls[0].function.arguments` or `tools[0].function.parameters`.
     """
     if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
         raise OpenAIMessagesError(
@@ -81,12 +84,17 @@ def from_openai_messages(messages: Sequence[Any], **sample_fields: Any) -> Multi
             converted.append(message)
     if "user_input" in sample_fields:
         problems.append("user_input: the conversation is `messages`; do not also give user_input")
+    if tools is not None:
+        if "available_tools" in sample_fields:
+            problems.append("available_tools: the tools are given as `tools`; give only one")
+        sample_fields = {**sample_fields, "available_tools": [_dict_of(t) for t in tools]}
     if problems:
         raise OpenAIMessagesError(problems)
     try:
         return MultiTurnSample.model_validate({**sample_fields, "user_input": converted})
     except ValidationError as exc:
-        raise OpenAIMessagesError([_renamed(line) for line in describe_errors(exc)]) from None
+        lines = describe_errors(exc)
+        raise OpenAIMessagesError([_renamed(line, tools is not None) for line in lines]) from None
 
 
 def to_openai_messages(sample: MultiTurnSample | Sequence[Message]) -> list[dict[str, Any]]:
@@ -95,9 +103,17 @@ def to_openai_messages(sample: MultiTurnSample | Sequence[Message]) -> list[dict
     return [_to_openai(message) for message in messages]
 
 
-def _renamed(line: str) -> str:
-    """Validation lines name `user_input[i]`; in this layout message i is `messages[i]`."""
-    return re.sub(r"^user_input\b", "messages", line)
+def _renamed(line: str, tools: bool) -> str:
+    """Validation lines name `user_input[i]` (and `available_tools[i]`); in this layout they are
+    `messages[i]` (and `tools[i]`, when the tools came as `tools`)."""
+    line = re.sub(r"^user_input\b", "messages", line)
+    return re.sub(r"^available_tools\b", "tools", line) if tools else line
+
+
+def _dict_of(tool: Any) -> Any:
+    """An SDK tool object (pydantic) as its dict; a dict or anything else as given."""
+    dump = getattr(tool, "model_dump", None)
+    return dump(exclude_none=True) if callable(dump) and not isinstance(tool, Mapping) else tool
 
 
 def _from_openai(where: str, raw: Any, problems: list[str]) -> Message | None:

@@ -38,9 +38,10 @@ _NAME = {
 }
 #: The start of the problem of a record in none of the layouts (the same for every such record).
 UNKNOWN_LAYOUT = "unknown layout"
-#: Top-level OpenAI (fine-tuning) keys kept in the sample's metadata under this key.
+#: Top-level OpenAI (fine-tuning) keys kept in the sample's metadata under this key (a request's
+#: `tools` become the sample's `available_tools`).
 OPENAI_RECORD_KEY = "openai_record"
-_OPENAI_RECORD_FIELDS = ("tools", "parallel_tool_calls", "functions")
+_OPENAI_RECORD_FIELDS = ("parallel_tool_calls", "functions")
 
 
 @dataclass(slots=True)
@@ -180,6 +181,8 @@ def sample_to_record(sample: MultiTurnSample, layout: str = "ragas") -> dict[str
     extras = metadata.pop(OPENAI_RECORD_KEY, None) if isinstance(metadata, dict) else None
     if metadata == {} and sample.metadata != {}:
         del record["metadata"]
+    if "available_tools" in record:
+        record["tools"] = record.pop("available_tools")
     return {"messages": to_openai_messages(sample), **(extras or {}), **record}
 
 

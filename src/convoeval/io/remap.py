@@ -48,6 +48,8 @@ def make_remap(messages_field: str | None, fields: Mapping[str, str] | None) -> 
         key = name.removeprefix(_META)
         if (name == key and name not in targets) or not key:
             close = difflib.get_close_matches(name, targets, n=1)
+            if name in _CONVERSATION_KEYS:  # mapped by messages_field, not by a lookalike field
+                close = []
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ValueError(
                 f"fields: cannot map {name!r}{hint}: use a sample field "

@@ -1,11 +1,12 @@
 """The column convention shared by CSV, Parquet and pandas: one row per conversation.
 
 Every `MultiTurnSample` field is a column. The conversation (`user_input`) and the other lists and
-dicts are JSON text; `reference` and `id` are plain text. An absent field is an empty cell (CSV) or
+dicts are JSON text; `id`, `reference` and the other single strings (`chatbot_role`, `scenario`,
+`expected_outcome`, `user_description`) are plain text. An absent field is an empty cell (CSV) or
 a null (Parquet, pandas), so rows with different fields share one fixed set of columns. Reading
 also accepts `messages`/`turns` columns (OpenAI and DeepEval layouts) and native nested values.
-One loss is inherent to CSV: an empty-string `reference` or `id` reads back as absent (Parquet and
-pandas keep it, since they have real nulls).
+One loss is inherent to CSV: an empty-string text field (`reference`, `id`, ...) reads back as
+absent (Parquet and pandas keep it, since they have real nulls).
 """
 
 from __future__ import annotations
@@ -26,8 +27,16 @@ COLUMNS = (
     "reference_topics",
     "rubrics",
     "metadata",
+    "chatbot_role",
+    "scenario",
+    "expected_outcome",
+    "user_description",
+    "context",
+    "available_tools",
 )
-TEXT_COLUMNS = frozenset({"id", "reference"})
+TEXT_COLUMNS = frozenset(
+    {"id", "reference", "chatbot_role", "scenario", "expected_outcome", "user_description"}
+)
 #: Columns whose string cells are decoded as JSON when read (other columns are taken as text).
 JSON_COLUMNS = frozenset(
     {
@@ -40,6 +49,7 @@ JSON_COLUMNS = frozenset(
         "metadata",
         "additional_metadata",
         "context",
+        "available_tools",
         "tools",
         "functions",
         "parallel_tool_calls",
