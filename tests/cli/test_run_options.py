@@ -274,3 +274,18 @@ def test_timeout_and_retry_budget_reach_the_judge(tmp_path: Path, fault_server: 
     row = _rows(tmp_path / "d.results.jsonl")[0]
     message = row["errors"][GOAL]["message"]
     assert "timed out after 0.2 s" in message and "budget (0.1 s)" in message
+
+
+def test_unwritable_outputs_exit_2_before_anything_is_scored(tmp_path: Path) -> None:
+    _write(tmp_path / "d.jsonl", 2)
+    (tmp_path / "a-file").write_text("x")
+    report = _convoeval(
+        "run", "d.jsonl", "-m", "tool_call_f1", "--report", "a-file/report.html", cwd=tmp_path
+    )
+    assert report.returncode == 2 and "cannot write the report a-file/report.html" in report.stderr
+    assert not (tmp_path / "d.results.jsonl").exists()  # refused before the run started
+    results = _convoeval(
+        "run", "d.jsonl", "-m", "tool_call_f1", "-o", "a-file/r.jsonl", cwd=tmp_path
+    )
+    assert results.returncode == 2 and "a-file is a file, not a directory" in results.stderr
+    assert "Traceback" not in results.stderr + report.stderr

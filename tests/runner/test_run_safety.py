@@ -160,6 +160,13 @@ def test_unwritable_outputs_are_refused_before_any_judge_call(
     read_only(out)
     with pytest.raises(ResultsFileError, match=r"cannot write the results file"):
         evaluate(samples, ["tool_call_f1"], output=out, show_progress=False)
+    # Writable files in a directory that became read-only (the sidecar is replaced, a lock made).
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    evaluate(samples, ["tool_call_f1"], output=kept / "r.jsonl", show_progress=False)
+    read_only(kept)
+    with pytest.raises(ResultsFileError, match=r"cannot write the results file .*kept/r\.jsonl"):
+        evaluate(samples, ["tool_call_f1"], output=kept / "r.jsonl", show_progress=False)
 
 
 def test_raise_exceptions_raises_a_judge_failure(fault_server: Any) -> None:

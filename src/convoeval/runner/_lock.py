@@ -34,11 +34,11 @@ def _write_problem(path: Path) -> str | None:
         return f"{ancestor} is a file, not a directory"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        # The directory too: the sidecar, the lock and a retry are written next to the file.
+        with tempfile.TemporaryFile(dir=path.parent):
+            pass
         if path.exists():
             with open(path, "ab"):
-                pass
-        else:
-            with tempfile.TemporaryFile(dir=path.parent):
                 pass
     except OSError as exc:
         return exc.strerror or str(exc)
