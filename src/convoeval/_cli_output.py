@@ -12,6 +12,7 @@ from convoeval.runner._plan import plural
 
 if TYPE_CHECKING:
     from convoeval.runner import EvaluationResult
+    from convoeval.runner.trials import TrialsSummary
 
 #: Exit codes (DESIGN §7): 2 unusable input or options, 3 a --fail-under gate failed,
 #: 4 some (record, metric) pairs failed, 130 interrupted.
@@ -41,12 +42,23 @@ def error_lines(exc: Exception) -> list[str]:
     return [f"error: {exc}"]
 
 
-def print_summary(result: EvaluationResult) -> None:
+def print_summary(result: EvaluationResult, trials: TrialsSummary | None = None) -> None:
     from convoeval.report import summary_table, usage_text
 
     console = Console(width=max(100, Console().width))
     console.print(summary_table(result))
     click.echo(usage_text(result))
+    for line in trials.lines() if trials is not None else []:
+        click.echo(line)
+
+
+def trials_of(result: EvaluationResult, option: str | None) -> TrialsSummary | None:
+    """pass^k / pass@k for `--trials TASK_FIELD[:SUCCESS]`; None without the option."""
+    if option is None:
+        return None
+    from convoeval.runner.trials import parse_trials_option, trials_summary
+
+    return trials_summary(result, *parse_trials_option(option))
 
 
 def print_notes(result: EvaluationResult) -> None:

@@ -17,6 +17,7 @@ from convoeval._cli_output import (
     print_notes,
     print_summary,
     split_metrics,
+    trials_of,
 )
 from convoeval._version import VERSION
 from convoeval.io.records import FORMATS as DATA_FORMATS
@@ -44,6 +45,14 @@ FIELD_OPTION = click.option(
     metavar="NAME=PATH",
     help="Read a sample field from a dotted path, e.g. "
     "reference_tool_calls=info.task.actions (repeatable).",
+)
+TRIALS_OPTION = click.option(
+    "--trials",
+    default=None,
+    metavar="TASK_FIELD[:SUCCESS]",
+    help="pass^k and pass@k over repeated trials: records grouped by the metadata field "
+    "TASK_FIELD; SUCCESS is a metric (at its threshold), METRIC>=X or a recorded field such as "
+    "reward (true or >= 1), e.g. task_id:reward.",
 )
 
 
@@ -239,6 +248,7 @@ def list_metrics() -> None:
     is_flag=True,
     help="Re-score only the failed (record, metric) pairs of the results file.",
 )
+@TRIALS_OPTION
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines or notes.")
 def run(
     data: Path,
@@ -262,6 +272,7 @@ def run(
     fail_under: tuple[str, ...],
     overwrite: bool,
     retry_failed: bool,
+    trials: str | None,
     quiet: bool,
 ) -> None:
     """Score every conversation of DATA and write one results row per record.
@@ -275,6 +286,7 @@ def run(
     from convoeval.judges import resolve_judge
     from convoeval.runner import evaluate
     from convoeval.runner._lock import check_writable
+    from convoeval.runner.trials import parse_trials_option
 
     limits = pairs(thresholds, "--threshold")
     gates = pairs(fail_under, "--fail-under")
@@ -295,6 +307,8 @@ def run(
         )
         if report_path is not None:
             check_writable(report_path, "report")
+        if trials is not None:
+            parse_trials_option(trials)
         names = [n.strip() for item in metric_names for n in split_metrics(item) if n.strip()]
         unknown = sorted(set(gates) - {n.partition(":")[0] for n in names}) if names else []
         if unknown:
@@ -320,14 +334,18 @@ def run(
         fail(error_lines(exc))
     except KeyboardInterrupt:
         fail(["interrupted: run the same command again to resume"], EXIT_INTERRUPTED)
+    try:
+        summary = trials_of(result, trials)
+    except ConvoevalError as exc:
+        fail(error_lines(exc))
     if not quiet:
         print_notes(result)
-    print_summary(result)
+    print_summary(result, summary)
     click.echo(f"results: {target} ({len(result)} {plural(len(result), 'row')})")
     if report_path is not None:
         from convoeval.report import write_report
 
-        write_report(result, report_path)
+        write_report(result, report_path, trials=summary)
         click.echo(f"report: {report_path}")
     failed = result.failed()
     if failed:
@@ -350,7 +368,8 @@ def run(
     default=None,
     help="HTML file to write (default: RESULTS with .html).",
 )
-def report(results: Path, output: Path | None) -> None:
+@TRIALS_OPTION
+def report(results: Path, output: Path | None, trials: str | None) -> None:
     """Render the HTML report of a saved results file (it reads the rows and the sidecar meta)."""
     from convoeval.errors import ConvoevalError
     from convoeval.report import write_report
@@ -361,10 +380,11 @@ def report(results: Path, output: Path | None) -> None:
     try:
         result = EvaluationResult.from_file(results)
         check_writable(target, "report")
-        write_report(result, target)
+        summary = trials_of(result, trials)
+        write_report(result, target, trials=summary)
     except ConvoevalError as exc:
         fail([f"error: {exc}"])
-    print_summary(result)
+    print_summary(result, summary)
     click.echo(f"report: {target}")
 
 

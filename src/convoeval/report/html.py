@@ -30,7 +30,9 @@ from convoeval.report.parts import (
     visible,
 )
 from convoeval.report.table import judge_label
+from convoeval.report.trials import trials_html
 from convoeval.runner.results import EvaluationResult
+from convoeval.runner.trials import TrialsSummary
 
 #: Conversations listed at most (summaries and histograms cover every record).
 MAX_CONVERSATIONS = 2000
@@ -151,9 +153,13 @@ def _shared_texts(result: EvaluationResult, listed: int) -> SharedTexts:
     return SharedTexts(key for key, count in seen.items() if count > 1)
 
 
-def render_report(result: EvaluationResult, max_conversations: int = MAX_CONVERSATIONS) -> str:
+def render_report(
+    result: EvaluationResult,
+    max_conversations: int = MAX_CONVERSATIONS,
+    trials: TrialsSummary | None = None,
+) -> str:
     """The whole report page as a string (two streaming passes over the results rows: texts
-    shared by several conversations, then the page)."""
+    shared by several conversations, then the page); `trials` adds pass^k / pass@k."""
     names = result.metric_names
     summary = result.summary()
     thresholds = {n: summary[n]["threshold"] for n in names}
@@ -199,7 +205,7 @@ def render_report(result: EvaluationResult, max_conversations: int = MAX_CONVERS
         f"<title>{esc(visible(title))}</title><style>{CSS}"
         f".conv > summary, .conv-head {{ grid-template-columns: {columns}; }}</style></head><body>"
         f"<h1>{name(title)}</h1>{_meta_block(result)}"
-        f"<h2>Summary</h2>{summary_html(result)}"
+        f"<h2>Summary</h2>{summary_html(result)}{trials_html(trials)}"
         f'<h2>Score distributions</h2><div class="hists">{hists}</div>'
         f"<h2>Conversations</h2>{shown}"
         '<p class="note">Click a row to expand its transcript and details; click a column '
@@ -216,6 +222,7 @@ def write_report(
     output: str | os.PathLike[str],
     *,
     max_conversations: int = MAX_CONVERSATIONS,
+    trials: TrialsSummary | None = None,
 ) -> Path:
     """Write the HTML report of a run (an `EvaluationResult` or a saved results file)."""
     result = (
@@ -223,5 +230,5 @@ def write_report(
     )
     target = Path(output)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_report(result, max_conversations), encoding="utf-8")
+    target.write_text(render_report(result, max_conversations, trials), encoding="utf-8")
     return target
