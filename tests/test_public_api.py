@@ -36,6 +36,10 @@ EXPECTED = {
     "AgentGoalAccuracyWithReference",
     "AgentGoalAccuracyWithoutReference",
     "RubricsScore",
+    # Agent trajectories (issue 14): the match metric, pass^k / pass@k over repeated trials.
+    "TrajectoryMatch",
+    "TrialsSummary",
+    "trials_summary",
     "__version__",
     # The error tree: every "your input is wrong" error is a ConvoevalError.
     "ConvoevalError",

@@ -20,6 +20,7 @@ from convoeval.metrics import (
     ToolCallAccuracy,
     ToolCallF1,
     TopicAdherenceScore,
+    TrajectoryMatch,
     TurnRelevancyMetric,
     UserFrustration,
 )
@@ -31,6 +32,7 @@ from convoeval.runner import (
     aevaluate,
     evaluate,
 )
+from convoeval.runner.trials import TrialsSummary, trials_summary
 from convoeval.schema import (
     AIMessage,
     ConversationalTestCase,
@@ -89,10 +91,13 @@ __all__ = [
     "ToolCallF1",
     "ToolMessage",
     "TopicAdherenceScore",
+    "TrajectoryMatch",
+    "TrialsSummary",
     "Turn",
     "TurnRelevancyMetric",
     "UserFrustration",
     "__version__",
     "aevaluate",
     "evaluate",
+    "trials_summary",
 ]
