@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from convoeval.integrations._common import require
+from convoeval.integrations._tools import with_tools
 from convoeval.io._convert import as_list
 from convoeval.io.langchain_layout import (
     LANGCHAIN_KEY,
@@ -47,13 +48,17 @@ __all__ = [
 ]
 
 
-def from_langchain_messages(messages: Any, **sample_fields: Any) -> MultiTurnSample:
+def from_langchain_messages(
+    messages: Any, *, tools: Any = None, **sample_fields: Any
+) -> MultiTurnSample:
     """Build a `MultiTurnSample` from LangChain messages, their dicts, or a LangGraph state.
 
+    `tools` (LangChain tools, functions, pydantic classes or spec dicts, or a model with bound
+    tools from `bind_tools`) become `available_tools` through `convert_to_openai_tool`.
     `sample_fields` are the other sample fields (`reference_topics`, `id`, ...). Every problem is
     collected and raised at once as `ConversionError`, with paths such as `messages[3].tool_calls`.
     """
-    messages, fields = unwrap_state(messages, sample_fields)
+    messages, fields = unwrap_state(messages, with_tools(sample_fields, tools))
     return from_langchain_items(_merged_chunks(as_list("messages", messages)), fields)
 
 

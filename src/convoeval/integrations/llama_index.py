@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from convoeval.integrations._common import require
+from convoeval.integrations._tools import with_tools
 from convoeval.io._convert import (
     arguments,
     as_list,
@@ -66,12 +67,16 @@ _KIND = {
 _ROLE = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
 
 
-def from_llama_index_messages(messages: Any, **sample_fields: Any) -> MultiTurnSample:
+def from_llama_index_messages(
+    messages: Any, *, tools: Any = None, **sample_fields: Any
+) -> MultiTurnSample:
     """Build a `MultiTurnSample` from LlamaIndex `ChatMessage`s (or their `model_dump()` dicts).
 
-    `sample_fields` are the other sample fields. Problems are raised at once as
-    `ConversionError`, with paths such as `messages[2].additional_kwargs.tool_calls[0]`.
+    `tools` (LlamaIndex tools, e.g. an agent's `tools`) become `available_tools` through their
+    `metadata.to_openai_tool()`. `sample_fields` are the other sample fields. Problems are raised
+    at once as `ConversionError`, with paths such as `messages[2].additional_kwargs.tool_calls[0]`.
     """
+    sample_fields = with_tools(sample_fields, tools)
     problems: list[str] = []
     converted: list[Message] = []
     origins: list[str] = []
@@ -85,8 +90,12 @@ def from_llama_index_messages(messages: Any, **sample_fields: Any) -> MultiTurnS
     return build_sample(converted, origins, sample_fields)
 
 
-def from_llama_index_events(events: Any, **sample_fields: Any) -> MultiTurnSample:
-    """Build a `MultiTurnSample` from an agent's streamed events (see the module rules)."""
+def from_llama_index_events(
+    events: Any, *, tools: Any = None, **sample_fields: Any
+) -> MultiTurnSample:
+    """Build a `MultiTurnSample` from an agent's streamed events (see the module rules); `tools`
+    as for `from_llama_index_messages`."""
+    sample_fields = with_tools(sample_fields, tools)
     workflow = require("llama_index.core.agent.workflow", "llama-index-core", "llamaindex")
     llms = require("llama_index.core.llms", "llama-index-core", "llamaindex")
     problems: list[str] = []

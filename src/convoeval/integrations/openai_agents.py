@@ -27,6 +27,7 @@ from openai.types.responses import (
 )
 from openai.types.responses.response_input_item_param import FunctionCallOutput
 
+from convoeval.integrations._tools import function_tools, with_tools
 from convoeval.io._convert import arguments, as_list, build_sample, compact_json, kind
 from convoeval.io.errors import ConversionError
 from convoeval.schema.messages import (
@@ -49,13 +50,20 @@ _TEXT_PARTS = {"input_text": "text", "output_text": "text", "refusal": "refusal"
 _SUPPORTED = "message, function_call, function_call_output, reasoning"
 
 
-def from_agents_items(items: Any, **sample_fields: Any) -> MultiTurnSample:
+def from_agents_items(items: Any, *, tools: Any = None, **sample_fields: Any) -> MultiTurnSample:
     """Build a `MultiTurnSample` from Agents SDK items, a `RunResult`, or a plain input string.
 
-    `sample_fields` are the other sample fields (`reference_topics`, `id`, ...). Every problem is
-    collected and raised at once as `ConversionError`, with paths such as `items[3].arguments`.
+    `tools` (an agent's `tools`, `FunctionTool`s or spec dicts) become `available_tools`; for a
+    `RunResult` without `tools=`, the function tools of the agents that ran are taken (hosted
+    tools such as web search have no function spec and are left out). `sample_fields` are the
+    other sample fields (`reference_topics`, `id`, ...). Every problem is collected and raised at
+    once as `ConversionError`, with paths such as `items[3].arguments`.
     """
+    sample_fields = with_tools(sample_fields, tools)
     if hasattr(items, "to_input_list"):
+        if tools is None and "available_tools" not in sample_fields:
+            ran = _tools_of_run(items)
+            sample_fields = {**sample_fields, "available_tools": ran} if ran else sample_fields
         items = items.to_input_list()
     if isinstance(items, str):
         items = [{"role": "user", "content": items}]
@@ -75,6 +83,18 @@ def to_agents_items(sample: MultiTurnSample | Sequence[Message]) -> list[Respons
     for index, message in enumerate(messages):
         items.extend(_items_of(index, message))
     return items
+
+
+def _tools_of_run(result: Any) -> list[Any]:
+    """The function tools of every agent that produced an item of the run, then the last agent's,
+    each name once."""
+    agents = [getattr(item, "agent", None) for item in getattr(result, "new_items", [])]
+    agents.append(getattr(result, "last_agent", None))
+    specs: dict[str, Any] = {}
+    for agent in agents:
+        for spec in function_tools(getattr(agent, "tools", None)):
+            specs.setdefault(spec["function"]["name"], spec)
+    return list(specs.values())
 
 
 def _plain(raw: Any) -> Any:

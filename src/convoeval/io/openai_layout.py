@@ -87,7 +87,8 @@ def from_openai_messages(
     if tools is not None:
         if "available_tools" in sample_fields:
             problems.append("available_tools: the tools are given as `tools`; give only one")
-        sample_fields = {**sample_fields, "available_tools": [_dict_of(t) for t in tools]}
+        listed = [_dict_of(t) for t in tools] if isinstance(tools, list | tuple) else tools
+        sample_fields = {**sample_fields, "available_tools": listed}
     if problems:
         raise OpenAIMessagesError(problems)
     try:
