@@ -105,12 +105,36 @@ def test_turn_style_case_converts() -> None:
         "deepeval_tools": [{"description": "Finds an order"}, {"reasoning": "The order was paid."}],
     }
     assert sample.id == "refund-7" and sample.reference == "The order is refunded."
-    assert sample.metadata == {
-        "deepeval_case": {
-            "scenario": "A customer asks for a refund.",
-            "chatbot_role": "a support agent",
-        }
-    }
+    assert sample.expected_outcome == "The order is refunded."
+    assert sample.scenario == "A customer asks for a refund."
+    assert sample.chatbot_role == "a support agent" and sample.metadata is None
+
+
+def _field_variants() -> list[MultiTurnSample]:
+    """The case fields set, with each combination of `reference` and `expected_outcome`."""
+    base = MultiTurnSample(
+        user_input=[HumanMessage(content="hi"), AIMessage(content="hello")],
+        user_description="A new customer.",
+        context=["Opening hours: 9-17."],
+        available_tools=[{"name": "lookup", "parameters": {"type": "object", "properties": {}}}],
+        metadata={"comments": "kept"},
+    )
+    return [
+        base,
+        base.model_copy(update={"reference": "Greets."}),
+        base.model_copy(update={"expected_outcome": "Greets."}),
+        base.model_copy(update={"reference": "Greets.", "expected_outcome": "Says hello."}),
+    ]
+
+
+def test_case_fields_and_references_survive_both_ways() -> None:
+    """`expected_outcome` is also the reference; a differing one, tools and the rest are hints."""
+    for sample in _field_variants():
+        case = to_deepeval_dict(sample)
+        assert case["user_description"] == "A new customer."
+        assert case["context"] == ["Opening hours: 9-17."]
+        assert case.get("expected_outcome") == (sample.expected_outcome or sample.reference)
+        assert from_deepeval(json.loads(json.dumps(case))) == sample
 
 
 def test_turn_style_case_round_trips_exactly() -> None:
@@ -272,8 +296,9 @@ def test_real_deepeval_objects() -> None:
 def test_any_sample_survives_real_deepeval_objects() -> None:
     """The hints ride in `additional_metadata`, which DeepEval 4 renames `metadata`."""
     test_case = _deepeval()
-    theirs = test_case.ConversationalTestCase(**to_deepeval_dict(ANY_SAMPLE))
-    assert from_deepeval(theirs) == ANY_SAMPLE
+    for sample in [ANY_SAMPLE, *_field_variants()]:
+        theirs = test_case.ConversationalTestCase(**to_deepeval_dict(sample))
+        assert from_deepeval(theirs) == sample
 
 
 def test_real_objects_with_every_field_convert_as_their_dicts() -> None:

@@ -8,12 +8,14 @@ the older `LLMTestCase` exchanges (`{"input", "actual_output", "tools_called", .
 An assistant turn that called tools becomes an AIMessage with the calls (DeepEval's
 `input_parameters` -> `args`), then one ToolMessage per call that has an `output` (a non-string
 output is shown as JSON and kept as is in metadata), then an AIMessage with the turn's `content`.
-A call's `description`/`reasoning`, a turn's other fields and the case's other fields (scenario,
-chatbot_role, ...) are kept in metadata (`deepeval_tools`, `deepeval_turn`, `deepeval_case`);
-`name` is the sample's `id`, `expected_outcome` its `reference`.
+The case's `chatbot_role`, `scenario`, `user_description`, `context` and `expected_outcome` are the
+sample's fields of the same name; `expected_outcome` is also its `reference`, `name` its `id`.
+A call's `description`/`reasoning`, a turn's other fields and the case's other fields (`comments`,
+`tags`, ...) are kept in metadata (`deepeval_tools`, `deepeval_turn`, `deepeval_case`).
 
 `to_deepeval_dict` writes the `Turn` style. What DeepEval has no field for (tool-call ids, system
-messages, message metadata, several tool-call rounds in one turn, the sample-only fields) rides in
+messages, message metadata, several tool-call rounds in one turn, the sample-only fields such as
+`reference_topics` or `available_tools`, a `reference` other than `expected_outcome`) rides in
 `additional_metadata["convoeval"]` (in `metadata`, DeepEval 4's name, when the case or turn has
 one), so `from_deepeval(to_deepeval_dict(s)) == s`, through real DeepEval objects too.
 """
@@ -48,7 +50,10 @@ _CASE_KEY, _TURN_KEY, _TOOLS_KEY, _OUTPUT_KEY = (
     "deepeval_tools",
     "deepeval_tool_output",
 )
-_SAMPLE_ONLY = ("reference_tool_calls", "reference_topics", "rubrics", "metadata")
+#: Case fields that are the sample's fields of the same name (`expected_outcome` is one too, and
+#: also the sample's `reference` unless the hints say otherwise).
+_SHARED = ("chatbot_role", "scenario", "user_description", "context")
+_SAMPLE_ONLY = ("reference_tool_calls", "reference_topics", "rubrics", "available_tools")
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 
 
@@ -105,10 +110,15 @@ def to_deepeval_dict(sample: MultiTurnSample) -> dict[str, Any]:
     case["turns"] = turns
     if sample.id is not None:
         case["name"] = sample.id
-    if sample.reference is not None:
-        case["expected_outcome"] = sample.reference
+    case.update(sample.model_dump(mode="json", include=set(_SHARED), exclude_none=True))
+    outcome = sample.expected_outcome if sample.expected_outcome is not None else sample.reference
+    if outcome is not None:
+        case["expected_outcome"] = outcome
     extra = sample.model_dump(mode="json", include=set(_SAMPLE_ONLY), exclude_none=True)
-    extra.pop("metadata", None)
+    if sample.reference != outcome:
+        extra["reference"] = sample.reference  # None too: it differs from expected_outcome
+    if sample.expected_outcome is None and outcome is not None:
+        extra["expected_outcome"] = None
     if metadata:
         extra["metadata"] = metadata
     if extra:
@@ -117,11 +127,11 @@ def to_deepeval_dict(sample: MultiTurnSample) -> dict[str, Any]:
 
 
 def _sample_fields(case: dict[str, Any], problems: list[str]) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
+    fields: dict[str, Any] = {k: case.pop(k) for k in _SHARED if k in case}
     if "name" in case:
         fields["id"] = case.pop("name")
     if "expected_outcome" in case:
-        fields["reference"] = case.pop("expected_outcome")
+        fields["reference"] = fields["expected_outcome"] = case.pop("expected_outcome")
     hints = _pop_hints(case)
     sample = hints.get("sample") or {}
     metadata = dict(sample.get("metadata") or {})
