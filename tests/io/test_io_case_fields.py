@@ -188,3 +188,19 @@ def test_ragas_layout_bad_tool_is_named() -> None:
     with pytest.raises(DataError) as caught:
         record_to_sample(record)
     assert caught.value.problems == ["available_tools[0].function.name: required field is missing"]
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def test_deep_tool_parameters_are_refused_like_deep_metadata(tmp_path: Path) -> None:
+    path = tmp_path / "deep.jsonl"
+    tool = {"name": "f", "parameters": {"type": "object", "properties": _nested(300)}}
+    record = {"user_input": [{"type": "human", "content": "hi"}], "available_tools": [tool]}
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    (read,) = read_records(path)
+    assert read.errors == ["available_tools[0].function.parameters: nesting deeper than 64"]

@@ -223,6 +223,11 @@ def sample_problems(sample: MultiTurnSample) -> list[str]:
             for position, call in enumerate(value):
                 if call.args:
                     problems += problems_of(call.args, f"{name}[{position}].args", 4)
+        elif name == "available_tools":
+            for position, tool in enumerate(value):
+                if tool.parameters:
+                    at = f"{name}[{position}].function.parameters"
+                    problems += problems_of(tool.parameters, at, 5)
         else:
             problems += problems_of(value, name, 2)
     return problems
