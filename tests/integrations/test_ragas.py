@@ -77,6 +77,7 @@ EXTENDED = MultiTurnSample(
     ],
     reference_tool_calls=[ToolCall(name="f", args={"x": 1}, id="c1")],
     id="dropped",
+    chatbot_role="dropped too",
     metadata={"dropped": True},
 )
 
@@ -143,6 +144,7 @@ def test_export_keeps_ids_and_system_messages_in_ragas_metadata() -> None:
         update={
             "id": None,
             "metadata": None,
+            "chatbot_role": None,
             "reference_tool_calls": [ToolCall(name="f", args={"x": 1})],
         }
     )
@@ -216,6 +218,7 @@ def test_extended_sample_survives_real_ragas_objects(tmp_path: Path) -> None:
         update={
             "id": None,
             "metadata": None,
+            "chatbot_role": None,
             "reference_tool_calls": [ToolCall(name="f", args={"x": 1})],
         }
     )

@@ -4,8 +4,10 @@ Ragas objects are read duck-typed (anything with `model_dump()`, or its dict), s
 only needed to build Ragas objects (`to_ragas_sample`, `to_ragas_dataset`). Ragas has no system
 message, no tool-call ids and no `tool_call_id`: `to_ragas_dict` keeps those in the Ragas
 messages' own `metadata` under `"convoeval"`, and `from_ragas` puts them back, so a round trip
-through Ragas loses nothing but the sample's `id` and `metadata` (Ragas has no field for them) and
-the ids of `reference_tool_calls`.
+through Ragas loses nothing but what Ragas has no field for: the sample's `id`, `metadata`, the
+DeepEval-style fields (`chatbot_role`, `scenario`, `expected_outcome`, `user_description`,
+`context`), `available_tools`, and the ids of `reference_tool_calls`. Real Ragas objects add no
+defaults but the messages' `type`, so they read exactly as their dicts.
 """
 
 from __future__ import annotations
@@ -83,10 +85,11 @@ def from_ragas_dataset(dataset: Any) -> list[MultiTurnSample]:
 def to_ragas_dict(sample: MultiTurnSample) -> dict[str, Any]:
     """The sample in Ragas's layout (what `ragas.MultiTurnSample(**d)` accepts).
 
-    Dropped, because Ragas has no field for them: the sample's `id` and `metadata`, and the ids
-    of `reference_tool_calls`. Kept in the Ragas messages' `metadata["convoeval"]` instead of
-    dropped: tool-call ids (`tool_call_ids`), a tool message's `tool_call_id`, and system
-    messages (`system_before` on the next message, or `system_after` on the last one).
+    Dropped, because Ragas has no field for them: the sample's `id`, `metadata`, the
+    DeepEval-style fields, `available_tools`, and the ids of `reference_tool_calls`. Kept in the
+    Ragas messages' `metadata["convoeval"]` instead of dropped: tool-call ids (`tool_call_ids`),
+    a tool message's `tool_call_id`, and system messages (`system_before` on the next message,
+    or `system_after` on the last one).
     """
     out: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = []
