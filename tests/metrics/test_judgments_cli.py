@@ -1,0 +1,125 @@
+"""The conversation judgments of issue 13 end to end: `convoeval run` over HTTP with structured
+output against the scripted server on 127.0.0.1 (exact scores and request counts), the role
+pre-check before any request, the offline judge refused. No real-model test: a role-adherence
+step through SmolLM2 took 106 s here (timeouts), and proves no more plumbing than these."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from convoeval.judges import OpenAIJudge
+from convoeval.metrics import KnowledgeRetention, UserFrustration
+
+if TYPE_CHECKING:
+    from conftest import FaultServer
+
+NAMES = [
+    "knowledge_retention",
+    "role_adherence",
+    "conversation_completeness",
+    "user_frustration",
+    "turn_relevancy",
+]
+#: One answer valid for every step of the five metrics on a one-exchange conversation (each
+#: output model ignores the other steps' fields).
+UNIVERSAL = {
+    "facts": [{"message": 0, "fact": "the user is Ana"}],
+    "intentions": [{"message": 0, "intention": "learn the opening hours"}],
+    "verdicts": [
+        {
+            "message": 1,
+            "intention": 1,
+            "exchange": 0,
+            "retained": True,
+            "in_role": False,
+            "satisfied": True,
+            "relevant": True,
+            "reason": "scripted",
+        }
+    ],
+    "frustration": "resolved",
+    "first_message": 0,
+    "reason": "scripted",
+}
+
+
+def _record(i: int, role: str | None) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "id": f"r{i}",
+        "turns": [
+            {"role": "user", "content": "I'm Ana. When are you open?"},
+            {"role": "assistant", "content": f"We open at {9 + i}, Ana."},
+        ],
+    }
+    if role is not None:
+        record["chatbot_role"] = role
+    return record
+
+
+def _run(tmp_path: Path, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CONVOEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("OPENAI_API_KEY", None)
+    metrics = [arg for name in NAMES for arg in ("-m", name)]
+    command = [
+        sys.executable, "-m", "convoeval.cli", "run", "d.jsonl", *metrics,
+        "--judge", "openai/test-model", "--base-url", url, "--api-key", "sk-test",
+        "-o", "r.jsonl", "--quiet", *extra,
+    ]  # fmt: skip
+    return subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env
+    )
+
+
+def test_cli_scores_every_judgment_over_http(tmp_path: Path, fault_server: FaultServer) -> None:
+    fault_server.reply(UNIVERSAL).forever()
+    lines = [json.dumps(_record(i, "A bank's front desk.")) for i in range(2)]
+    (tmp_path / "d.jsonl").write_text("\n".join(lines) + "\n")
+    done = _run(tmp_path, fault_server.url)
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
+    expected = {
+        "knowledge_retention": 1.0,
+        "role_adherence": 0.0,
+        "conversation_completeness": 1.0,
+        "user_frustration": 0.5,
+        "turn_relevancy": 1.0,
+    }
+    assert [r["scores"] for r in rows] == [expected, expected]
+    assert rows[0]["details"]["user_frustration"]["first_message"] == 0
+    # 2 + 1 + 2 + 1 + 1 requests per conversation, each with its step's schema.
+    assert fault_server.attempts == 14
+    assert all(b["response_format"]["type"] == "json_schema" for b in fault_server.bodies)
+
+
+def test_a_record_without_a_role_stops_the_run_before_any_request(
+    tmp_path: Path, fault_server: FaultServer
+) -> None:
+    fault_server.reply(UNIVERSAL).forever()
+    lines = [json.dumps(_record(0, "a bot")), json.dumps(_record(1, None))]
+    (tmp_path / "d.jsonl").write_text("\n".join(lines) + "\n")
+    done = _run(tmp_path, fault_server.url)
+    assert done.returncode == 2
+    assert "chatbot_role" in done.stderr and "role_adherence" in done.stderr
+    assert fault_server.attempts == 0
+
+
+def test_the_offline_judge_refuses_them_by_name() -> None:
+    result = KnowledgeRetention().score_sync(_record(0, None), judge="offline")
+    assert result.failed and "use an LLM judge" in (result.error or {}).get("message", "")
+
+
+async def test_user_frustration_over_http(fault_server: FaultServer) -> None:
+    fault_server.reply({"frustration": "unresolved", "first_message": 5, "reason": "x"})
+    fault_server.reply({"frustration": "unresolved", "first_message": 0, "reason": "still"})
+    judge = OpenAIJudge("fault-model", base_url=fault_server.url, api_key="sk-test", cache=False)
+    try:
+        result = await UserFrustration().score(_record(0, None), judge=judge)
+    finally:
+        await judge.aclose()
+    assert (result.value, result.details["first_message"]) == (0.0, 0)
+    assert result.usage.requests == fault_server.attempts == 2  # the re-ask named the problem
