@@ -255,3 +255,19 @@ def test_agreement_with_tau_bench_reward() -> None:
     chosen = TrajectoryMatch(mode="unordered", only_tools=WRITE_TOOLS, skip_errors=True)
     assert disagreements(chosen) == [(2, 1), (5, 1), (44, 1), (44, 3), (46, 3)]
     assert len(disagreements(TrajectoryMatch(mode="unordered"))) == 200 - 128
+
+
+def test_docs_example_runs_as_written() -> None:
+    doc = Path(__file__).resolve().parents[2] / "docs" / "metrics" / "trajectory.md"
+    code = doc.read_text(encoding="utf-8").split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, Any] = {}
+    exec(compile(code, str(doc), "exec"), namespace)
+    result = namespace["result"]
+    assert result.value == 0.0
+    assert result.details["mismatched"][0]["differences"] == [
+        {"path": "address.zip", "predicted": "94107", "reference": "94103"}
+    ]
+    assert [c["result"] for c in result.details["left_out"]["errors"]] == [
+        "Error: carrier unavailable"
+    ]
+    assert result.details["left_out"]["ignored_made"] == 1
