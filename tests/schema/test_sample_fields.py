@@ -82,12 +82,18 @@ def test_flat_and_nested_tool_specs_normalise_to_the_same_tool() -> None:
             "available_tools[0].function.colour: unknown field (not part of the schema)",
         ),
         ([{"name": ""}], "available_tools[0].function.name: String should have at least 1"),
+        (
+            [{"type": "web_search"}],
+            "available_tools[0]: a 'web_search' tool is not a function tool: only tools with "
+            '"type": "function" have a name and JSON-schema parameters',
+        ),
     ],
 )
 def test_bad_tool_specs_name_the_field(tools: list[Any], expected: str) -> None:
     with pytest.raises(ValidationError) as caught:
         _sample(available_tools=tools)
     assert describe_errors(caught.value)[0].startswith(expected)
+    assert len(describe_errors(caught.value)) == 1
 
 
 def test_unknown_field_is_still_an_error_naming_it() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
+from pydantic_core import PydanticCustomError
 
 
 class FunctionSpec(BaseModel):
@@ -35,9 +36,19 @@ class ToolSpec(BaseModel):
     @classmethod
     def _nest_flat_form(cls, data: Any) -> Any:
         """The flat form (`{"name", "parameters", ...}`, `"type"` optional) -> the nested form."""
-        if isinstance(data, dict) and "function" not in data:
+        if not isinstance(data, dict):
+            return data
+        kind = data.get("type", "function")
+        if kind != "function":
+            raise PydanticCustomError(
+                "not_a_function_tool",
+                'a {kind} tool is not a function tool: only tools with "type": "function" '
+                "have a name and JSON-schema parameters",
+                {"kind": repr(kind)},
+            )
+        if "function" not in data:
             flat = {key: value for key, value in data.items() if key != "type"}
-            return {"type": data.get("type", "function"), "function": flat}
+            return {"type": "function", "function": flat}
         return data
 
     @property
