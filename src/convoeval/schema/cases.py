@@ -3,7 +3,8 @@ lossless conversion to and from `MultiTurnSample`.
 
 `Turn`s map one-to-one onto messages. `ModelTestCase` exchanges keep their tool calls and tool
 results in `steps`; their other per-exchange fields ride in the user message's metadata, so a round
-trip through `MultiTurnSample` gives the same case back.
+trip through `MultiTurnSample` gives the same case back. The case fields (`chatbot_role`, ...,
+`available_tools`) are the sample's fields of the same name.
 """
 
 from __future__ import annotations
