@@ -38,6 +38,7 @@ EXPECTED = {
     "RubricsScore",
     # Agent trajectories (issue 14): the match metric, pass^k / pass@k over repeated trials.
     "TrajectoryMatch",
+    "ToolSchemaCheck",
     "TrialsSummary",
     "trials_summary",
     "__version__",

@@ -114,6 +114,7 @@ def test_public_names_do_not_leak() -> None:
         "RubricsScore",
         "ToolCallAccuracy",
         "ToolCallF1",
+        "ToolSchemaCheck",
         "TopicAdherenceScore",
         "TrajectoryMatch",
         "TurnRelevancy",

@@ -37,6 +37,7 @@ from convoeval.metrics.role_adherence import RoleAdherence, RoleAdherenceMetric
 from convoeval.metrics.rubrics import RubricsScore
 from convoeval.metrics.tool_call_accuracy import ToolCallAccuracy
 from convoeval.metrics.tool_call_f1 import ToolCallF1
+from convoeval.metrics.tool_schema import ToolSchemaCheck
 from convoeval.metrics.topic_adherence import TopicAdherenceScore
 from convoeval.metrics.trajectory_match import TrajectoryMatch
 from convoeval.metrics.turn_relevancy import TurnRelevancy, TurnRelevancyMetric
@@ -62,6 +63,7 @@ __all__ = [
     "RubricsScore",
     "ToolCallAccuracy",
     "ToolCallF1",
+    "ToolSchemaCheck",
     "TopicAdherenceScore",
     "TrajectoryMatch",
     "TurnRelevancy",
