@@ -137,6 +137,10 @@ class _Builder:
             ]
         if "exchange" in props:
             return [self.keyed(item, "exchange", int(n)) for n in _EXCHANGE.findall(self.prompt)]
+        for key in ("message", "intention"):  # "- message N: ..." target lines (issue 13)
+            found = re.findall(rf"^- {key} (\d+):", self.prompt, re.MULTILINE)
+            if key in props and found:
+                return [self.keyed(item, key, int(n)) for n in found]
         if "topic" in props:
             return [self.keyed(item, "topic", t) for t in _bullets_after_verdict_line(self.prompt)]
         return [self.value(item, "item", "0")]

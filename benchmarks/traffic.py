@@ -10,7 +10,9 @@ concurrency=C)`, once per metric, then again with the warm answer cache (a tempo
 CONVOEVAL_CACHE_DIR). Prints one `name: value` line per figure and a table. Targets (issue 7):
 TopicAdherenceScore <= 3 requests per conversation, ConversationRelevancyMetric <= 1 with
 include_reason=True, wall time <= 1.3 x ideal (requests x delay / concurrency), 0 requests on
-the cached re-run.
+the cached re-run; issue 13's conversation judgments: KnowledgeRetention and
+ConversationCompleteness <= 2 requests per conversation, RoleAdherence, UserFrustration and
+TurnRelevancy <= 1 (every conversation is given the same `chatbot_role`).
 """
 
 from __future__ import annotations
@@ -37,11 +39,38 @@ from _workload import conversations  # noqa: E402
 
 from convoeval import EvaluationResult, aevaluate  # noqa: E402
 from convoeval.judges.openai_judge import OpenAIJudge  # noqa: E402
-from convoeval.metrics import ConversationRelevancy, Metric, TopicAdherenceScore  # noqa: E402
+from convoeval.metrics import (  # noqa: E402
+    ConversationCompleteness,
+    ConversationRelevancy,
+    KnowledgeRetention,
+    Metric,
+    RoleAdherence,
+    TopicAdherenceScore,
+    TurnRelevancy,
+    UserFrustration,
+)
 
 #: Judge requests each metric needs per conversation, as rounds of requests that depend on the
 #: previous round: TopicAdherenceScore extracts topics, then asks `answered` and `in_scope`.
 ROUNDS = {"topic_adherence": (1, 2), "conversation_relevancy": (1,)}
+# The conversation judgments (issue 13): facts or intentions first, then the keyed verdicts.
+ROUNDS |= {
+    "knowledge_retention": (1, 1),
+    "role_adherence": (1,),
+    "conversation_completeness": (1, 1),
+    "user_frustration": (1,),
+    "turn_relevancy": (1,),
+}
+#: Judge calls DeepEval's namesake makes for one six-exchange conversation with its reason
+#: (issue 13's table; conversation relevancy from docs/metrics/conversation-relevancy.md).
+DEEPEVAL_CALLS = {
+    "knowledge_retention": 13,  # one extraction per user turn, one verdict per reply, a reason
+    "role_adherence": 2,
+    "conversation_completeness": None,  # I + 2: depends on the intentions found
+    "turn_relevancy": 7,
+}
+#: The role every workload conversation is given, for role adherence.
+ROLE = "A bank's support assistant: banking, cards and travel with the card, nothing else."
 
 
 @dataclass
@@ -174,8 +203,15 @@ def main() -> int:
     )
     args = parser.parse_args()
     n, conc, delay = args.conversations, args.concurrency, args.delay
-    data = conversations(n, args.exchanges)
+    data = [{**record, "chatbot_role": ROLE} for record in conversations(n, args.exchanges)]
     targets = {"topic_adherence": 3.0, "conversation_relevancy": 1.0}
+    targets |= {
+        "knowledge_retention": 2.0,
+        "role_adherence": 1.0,
+        "conversation_completeness": 2.0,
+        "user_frustration": 1.0,
+        "turn_relevancy": 1.0,
+    }
     ok = True
     runs: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="convoeval-traffic-") as cache_dir:
@@ -186,6 +222,11 @@ def main() -> int:
                 metrics: list[Metric] = [
                     TopicAdherenceScore(),
                     ConversationRelevancy(include_reason=True),
+                    KnowledgeRetention(),
+                    RoleAdherence(),
+                    ConversationCompleteness(),
+                    UserFrustration(),
+                    TurnRelevancy(),
                 ]
                 runs.extend(run_metric(m, data, server, conc, cached) for m in metrics)
             bare = asyncio.run(_bare_requests(server.url, 3 * n, conc))
@@ -204,6 +245,8 @@ def main() -> int:
         key = f"{run.metric}{'.cached' if run.cached_run else ''}"
         print(f"{key}.requests: {run.requests}")
         print(f"{key}.requests_per_conversation: {run.requests / n:.3f}")
+        if not run.cached_run and run.metric in DEEPEVAL_CALLS:
+            print(f"{key}.deepeval_calls_per_conversation: {DEEPEVAL_CALLS[run.metric]}")
         print(f"{key}.reasks: {run.reasks}")
         print(f"{key}.scored: {run.scored}")
         print(f"{key}.failed: {run.failed}")
