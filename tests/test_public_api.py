@@ -39,6 +39,7 @@ EXPECTED = {
     # Agent trajectories (issue 14): the match metric, pass^k / pass@k over repeated trials.
     "TrajectoryMatch",
     "ToolSchemaCheck",
+    "ToolUseMetric",
     "TrialsSummary",
     "trials_summary",
     "__version__",

@@ -115,6 +115,8 @@ def test_public_names_do_not_leak() -> None:
         "ToolCallAccuracy",
         "ToolCallF1",
         "ToolSchemaCheck",
+        "ToolUse",
+        "ToolUseMetric",
         "TopicAdherenceScore",
         "TrajectoryMatch",
         "TurnRelevancy",

@@ -32,6 +32,7 @@ PINNED = {
     "topic_adherence.answered": (2, "19fce33ec49bdffc"),
     "topic_adherence.extract_topics": (2, "fceff0df5f57f5a4"),
     "topic_adherence.in_scope": (2, "5f78f9216ee773af"),
+    "tool_use.verdicts": (1, "b37e94c21e60dcb3"),
     "user_frustration.verdict": (1, "a2b709b4ab860655"),
 }
 #: step name -> (version, hash of its rendered prompts for SAMPLE): ties the way conversations and
@@ -49,6 +50,7 @@ RENDERED: dict[str, tuple[int, str]] = {
     "topic_adherence.answered": (2, "91df1b2127a986e5"),
     "topic_adherence.extract_topics": (2, "796154f19bfd1442"),
     "topic_adherence.in_scope": (2, "5d39f5418c097458"),
+    "tool_use.verdicts": (1, "9a46cf30c4eb337a"),
     "user_frustration.verdict": (1, "edd8eae5274e2416"),
 }
 SAMPLE = MultiTurnSample(
@@ -119,6 +121,10 @@ CONVERSATION_ANSWERS = {
         "verdicts": [{"intention": 1, "satisfied": True, "reason": ""}]
     },
     "user_frustration.verdict": {"frustration": "none", "first_message": None, "reason": "calm"},
+    "tool_use.verdicts": {
+        "verdicts": [{"call": 0, "right_tool": True, "right_arguments": True, "reason": ""}],
+        "missing": [],
+    },
 }
 
 

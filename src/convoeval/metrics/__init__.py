@@ -38,6 +38,7 @@ from convoeval.metrics.rubrics import RubricsScore
 from convoeval.metrics.tool_call_accuracy import ToolCallAccuracy
 from convoeval.metrics.tool_call_f1 import ToolCallF1
 from convoeval.metrics.tool_schema import ToolSchemaCheck
+from convoeval.metrics.tool_use import ToolUse, ToolUseMetric
 from convoeval.metrics.topic_adherence import TopicAdherenceScore
 from convoeval.metrics.trajectory_match import TrajectoryMatch
 from convoeval.metrics.turn_relevancy import TurnRelevancy, TurnRelevancyMetric
@@ -64,6 +65,8 @@ __all__ = [
     "ToolCallAccuracy",
     "ToolCallF1",
     "ToolSchemaCheck",
+    "ToolUse",
+    "ToolUseMetric",
     "TopicAdherenceScore",
     "TrajectoryMatch",
     "TurnRelevancy",
