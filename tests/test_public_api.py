@@ -33,6 +33,7 @@ EXPECTED = {
     "ConversationCompletenessMetric",
     "UserFrustration",
     "TurnRelevancyMetric",
+    "ConversationalGEval",
     "AgentGoalAccuracyWithReference",
     "AgentGoalAccuracyWithoutReference",
     "RubricsScore",

@@ -9,6 +9,7 @@ from convoeval.judges.base import JudgeError
 from convoeval.metrics import (
     AgentGoalAccuracyWithoutReference,
     AgentGoalAccuracyWithReference,
+    ConversationalGEval,
     ConversationCompletenessMetric,
     ConversationRelevancyMetric,
     KnowledgeRetentionMetric,
@@ -67,6 +68,7 @@ __all__ = [
     "AgentGoalAccuracyWithoutReference",
     "ConversationCompletenessMetric",
     "ConversationRelevancyMetric",
+    "ConversationalGEval",
     "ConversationalTestCase",
     "ConversionError",
     "ConvoevalError",

@@ -82,3 +82,14 @@ def test_user_frustration_example(llm: FaultServer) -> None:
 def test_turn_relevancy_example() -> None:
     metric = _run("turn-relevancy.md")["metric"]
     assert (metric.score, metric.is_successful(), metric.window_size) == (0.5, True, 10)
+
+
+def test_conversational_geval_example(llm: FaultServer) -> None:
+    llm.reply({"score": 8, "reason": "It apologises first."})
+    metric = _run("conversational-geval.md")["empathy"]
+    assert (metric.score, metric.name, metric.reason) == (
+        0.8,
+        "geval_empathy",
+        "8/10: It apologises first.",
+    )
+    assert "<<<SCENARIO" in llm.bodies[0]["messages"][1]["content"]

@@ -103,6 +103,8 @@ def test_public_names_do_not_leak() -> None:
         "ConversationCompletenessMetric",
         "ConversationRelevancy",
         "ConversationRelevancyMetric",
+        "ConversationalCriteria",
+        "ConversationalGEval",
         "KnowledgeRetention",
         "KnowledgeRetentionMetric",
         "Metric",

@@ -24,6 +24,7 @@ PINNED = {
     "agent_goal_accuracy.without_reference": (2, "00799f13828cafa3"),
     "conversation_completeness.intentions": (1, "8ccf8b0bdcb10a41"),
     "conversation_completeness.verdicts": (1, "51b6576d408808de"),
+    "conversational_geval.score": (1, "849ed18683f50da2"),
     "conversation_relevancy.verdicts": (2, "bce520ccbdf7fee0"),
     "knowledge_retention.facts": (1, "35f587ea157241b1"),
     "knowledge_retention.verdicts": (1, "9f07e7545bcdc103"),
@@ -42,6 +43,7 @@ RENDERED: dict[str, tuple[int, str]] = {
     "agent_goal_accuracy.without_reference": (2, "a6424dfce232eb70"),
     "conversation_completeness.intentions": (1, "ad8d762b1ea14d6d"),
     "conversation_completeness.verdicts": (1, "4b96f1facb952a6a"),
+    "conversational_geval.score": (1, "df9e9f1a50ddbb59"),
     "conversation_relevancy.verdicts": (2, "e5fe4add96d7521f"),
     "knowledge_retention.facts": (1, "eb3d44a14a6b1da8"),
     "knowledge_retention.verdicts": (1, "109c62cb95fdadb7"),
@@ -121,6 +123,7 @@ CONVERSATION_ANSWERS = {
         "verdicts": [{"intention": 1, "satisfied": True, "reason": ""}]
     },
     "user_frustration.verdict": {"frustration": "none", "first_message": None, "reason": "calm"},
+    "conversational_geval.score": {"score": 7, "reason": "polite"},
     "tool_use.verdicts": {
         "verdicts": [{"call": 0, "right_tool": True, "right_arguments": True, "reason": ""}],
         "missing": [],
@@ -143,12 +146,23 @@ def _answer(step: str, inputs: Any) -> dict[str, Any]:
     return {"level": 2, "reason": "x"}
 
 
+#: Options a metric needs to ask its steps at all (its defaults would leave it nothing to judge).
+RENDER_OPTIONS: dict[str, dict[str, Any]] = {
+    "conversational_geval": {
+        "name": "Politeness",
+        "criteria": "The assistant is polite.",
+        "evaluation_params": ["chatbot_role"],
+    },
+}
+
+
 def _rendered() -> dict[str, str]:
     script = {name: (lambda inputs, name=name: _answer(name, inputs)) for name in PINNED}
     judge = FakeJudge(script)
     for cls in METRICS.values():
         if cls.uses_judge:
-            assert cls().score_sync(SAMPLE, judge=judge).error is None
+            metric = cls(**RENDER_OPTIONS.get(cls.name, {}))
+            assert metric.score_sync(SAMPLE, judge=judge).error is None
     return {
         call.step: hashlib.sha256((call.system + "\n" + call.prompt).encode()).hexdigest()[:16]
         for call in judge.calls

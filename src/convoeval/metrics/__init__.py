@@ -32,6 +32,7 @@ from convoeval.metrics.conversation_relevancy import (
     ConversationRelevancy,
     ConversationRelevancyMetric,
 )
+from convoeval.metrics.conversational_geval import ConversationalCriteria, ConversationalGEval
 from convoeval.metrics.knowledge_retention import KnowledgeRetention, KnowledgeRetentionMetric
 from convoeval.metrics.role_adherence import RoleAdherence, RoleAdherenceMetric
 from convoeval.metrics.rubrics import RubricsScore
@@ -53,6 +54,8 @@ __all__ = [
     "ConversationCompletenessMetric",
     "ConversationRelevancy",
     "ConversationRelevancyMetric",
+    "ConversationalCriteria",
+    "ConversationalGEval",
     "KnowledgeRetention",
     "KnowledgeRetentionMetric",
     "Metric",
