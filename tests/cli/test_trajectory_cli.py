@@ -4,12 +4,16 @@ with its options, and `--trials` (pass^k / pass@k in the summary and the HTML re
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from conftest import FaultServer
 
 ROOT = Path(__file__).resolve().parents[2]
 TAU_BENCH = ROOT.parent / "shared" / "data" / "tau_bench_gpt4o_airline_trajectories.json"
@@ -121,3 +125,63 @@ def test_real_tau_bench_file_through_the_cli(tmp_path: Path) -> None:
     )
     assert (len(rows), agree) == (200, 195)
     assert "k=4: pass^k 0.2000  pass@k 0.7200" in done.stdout
+
+
+def test_tool_schema_and_tool_use_judge_through_the_cli(
+    tmp_path: Path, fault_server: FaultServer
+) -> None:
+    """OpenAI chat records with their `tools`: the schema check needs no judge; the tool-use
+    judge makes one structured-output request per conversation to the scripted server."""
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"city": {"type": "string"}},
+                    "required": ["city"],
+                },
+            },
+        }
+    ]
+    records = []
+    for i, (name, args) in enumerate([("get_weather", {"city": "Oslo"}), ("get_wether", {})]):
+        call = {"id": "c1", "type": "function", "function": {"name": name, "arguments": "{}"}}
+        call["function"]["arguments"] = json.dumps(args)
+        records.append(
+            {
+                "id": f"r{i}",
+                "tools": tools,
+                "messages": [
+                    {"role": "user", "content": "Weather in Oslo?"},
+                    {"role": "assistant", "content": None, "tool_calls": [call]},
+                    {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+                    {"role": "assistant", "content": "Sunny."},
+                ],
+            }
+        )
+    (tmp_path / "d.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    verdict = {"call": 0, "right_tool": True, "right_arguments": False, "reason": "scripted"}
+    fault_server.reply({"verdicts": [verdict], "missing": []}).forever()
+    env = {**os.environ, "CONVOEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("OPENAI_API_KEY", None)
+    command = [
+        sys.executable, "-m", "convoeval.cli", "run", "d.jsonl", "-m", "tool_schema_check",
+        "-m", "tool_use", "--judge", "openai/test-model", "--base-url", fault_server.url,
+        "--api-key", "sk-test", "-o", "r.jsonl", "--quiet",
+    ]  # fmt: skip
+    done = subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert [r["scores"] for r in rows] == [
+        {"tool_schema_check": 1.0, "tool_use": 0.0},
+        {"tool_schema_check": 0.0, "tool_use": 0.0},
+    ]
+    assert rows[1]["details"]["tool_schema_check"]["hallucinated"][0]["name"] == "get_wether"
+    assert fault_server.attempts == 2
+    assert all(b["response_format"]["type"] == "json_schema" for b in fault_server.bodies)
+    prompt = fault_server.bodies[0]["messages"][-1]["content"]
+    assert '- "get_weather": "", arguments {"properties"' in prompt  # the record's own tools
