@@ -12,7 +12,8 @@ TopicAdherenceScore <= 3 requests per conversation, ConversationRelevancyMetric 
 include_reason=True, wall time <= 1.3 x ideal (requests x delay / concurrency), 0 requests on
 the cached re-run; issue 13's conversation judgments: KnowledgeRetention and
 ConversationCompleteness <= 2 requests per conversation, RoleAdherence, UserFrustration and
-TurnRelevancy <= 1 (every conversation is given the same `chatbot_role`).
+TurnRelevancy and ConversationalGEval <= 1 (every conversation is given the same
+`chatbot_role`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from _workload import conversations  # noqa: E402
 from convoeval import EvaluationResult, aevaluate  # noqa: E402
 from convoeval.judges.openai_judge import OpenAIJudge  # noqa: E402
 from convoeval.metrics import (  # noqa: E402
+    ConversationalCriteria,
     ConversationCompleteness,
     ConversationRelevancy,
     KnowledgeRetention,
@@ -60,6 +62,7 @@ ROUNDS |= {
     "conversation_completeness": (1, 1),
     "user_frustration": (1,),
     "turn_relevancy": (1,),
+    "geval_empathy": (1,),
 }
 #: Judge calls DeepEval's namesake makes for one six-exchange conversation with its reason
 #: (issue 13's table; conversation relevancy from docs/metrics/conversation-relevancy.md).
@@ -68,6 +71,7 @@ DEEPEVAL_CALLS = {
     "role_adherence": 2,
     "conversation_completeness": None,  # I + 2: depends on the intentions found
     "turn_relevancy": 7,
+    "geval_empathy": 2,  # ConversationalGEval with criteria only: write steps, then score
 }
 #: The role every workload conversation is given, for role adherence.
 ROLE = "A bank's support assistant: banking, cards and travel with the card, nothing else."
@@ -211,6 +215,7 @@ def main() -> int:
         "conversation_completeness": 2.0,
         "user_frustration": 1.0,
         "turn_relevancy": 1.0,
+        "geval_empathy": 1.0,
     }
     ok = True
     runs: list[Run] = []
@@ -227,6 +232,7 @@ def main() -> int:
                     ConversationCompleteness(),
                     UserFrustration(),
                     TurnRelevancy(),
+                    ConversationalCriteria("Empathy", "The assistant acknowledges the problem."),
                 ]
                 runs.extend(run_metric(m, data, server, conc, cached) for m in metrics)
             bare = asyncio.run(_bare_requests(server.url, 3 * n, conc))
