@@ -1,10 +1,10 @@
 """What the conversation judgments of issue 13 share: DeepEval's options, chunked judge calls,
 message-keyed verdicts, a ratio score with its reason assembled from the verdicts.
 
-`JudgedConversation` is the base of the knowledge retention, role adherence, completeness and
-user frustration cores; `replies`, `users` and `excerpt` pick and render the messages a verdict
-step shows, with the same indexed, fenced transcript every judge metric uses.
-"""
+`JudgedConversation` is the base of the knowledge retention, role adherence, completeness, user
+frustration and criteria cores, `JudgmentFacade` the base of their DeepEval facades; `replies`,
+`users` and `excerpt` pick and render the messages a verdict step shows, with the same indexed,
+fenced transcript every judge metric uses."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeVar
 
 from convoeval.judges.base import Judge
 from convoeval.metrics._base import Metric, MetricResult, concurrently
+from convoeval.metrics._facade import DeepEvalFacade
 from convoeval.schema import AIMessage, HumanMessage, MultiTurnSample
 from convoeval.schema.render import render_transcript
 
@@ -111,3 +112,28 @@ class JudgedConversation(Metric):
         if not self.include_reason:
             reason = f"{self.name} reasons are off (include_reason=False)"
         return MetricResult(value, reason, details)
+
+
+class JudgmentFacade(DeepEvalFacade[JudgedConversation]):
+    """A DeepEval facade with DeepEval's constructor over the core class `core_class`."""
+
+    core_class: ClassVar[type[JudgedConversation]]
+
+    def __init__(
+        self,
+        threshold: float = 0.5,
+        model: Judge | str | None = None,
+        include_reason: bool = True,
+        strict_mode: bool = False,
+        async_mode: bool = True,
+        verbose_mode: bool = False,
+    ) -> None:
+        core = self.core_class(
+            strict_mode=strict_mode,
+            include_reason=include_reason,
+            async_mode=async_mode,
+            verbose_mode=verbose_mode,
+            threshold=threshold,
+            judge=model,
+        )
+        super().__init__(core)

@@ -13,11 +13,11 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from convoeval.judges.base import Judge
 from convoeval.judges.step import Step, StepInput
 from convoeval.metrics._base import Ask, MetricResult
 from convoeval.metrics._conversation import (
     JudgedConversation,
+    JudgmentFacade,
     chunks,
     context_start,
     excerpt,
@@ -26,7 +26,6 @@ from convoeval.metrics._conversation import (
     share_reason,
     users,
 )
-from convoeval.metrics._facade import DeepEvalFacade
 from convoeval.metrics._keyed import keyed_check
 from convoeval.metrics._registry import facade_of, register
 from convoeval.schema import MultiTurnSample
@@ -177,26 +176,8 @@ def _verdict_input(sample: MultiTurnSample, facts: list[Fact], chunk: list[int])
 
 
 @facade_of(KnowledgeRetention)
-class KnowledgeRetentionMetric(DeepEvalFacade[KnowledgeRetention]):
+class KnowledgeRetentionMetric(JudgmentFacade):
     """DeepEval's name and habits over `KnowledgeRetention`: `measure(case)` sets `.score`,
     `.reason`, `.success`, `.verdicts`; `model` is the judge (a Judge or a spec string)."""
 
-    def __init__(
-        self,
-        threshold: float = 0.5,
-        model: Judge | str | None = None,
-        include_reason: bool = True,
-        strict_mode: bool = False,
-        async_mode: bool = True,
-        verbose_mode: bool = False,
-    ) -> None:
-        super().__init__(
-            KnowledgeRetention(
-                strict_mode=strict_mode,
-                include_reason=include_reason,
-                async_mode=async_mode,
-                verbose_mode=verbose_mode,
-                threshold=threshold,
-                judge=model,
-            )
-        )
+    core_class = KnowledgeRetention

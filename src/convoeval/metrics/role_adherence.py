@@ -12,11 +12,11 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from convoeval.judges.base import Judge
 from convoeval.judges.step import Step, StepInput
 from convoeval.metrics._base import Ask, MetricResult
 from convoeval.metrics._conversation import (
     JudgedConversation,
+    JudgmentFacade,
     chunks,
     context_start,
     excerpt,
@@ -24,7 +24,6 @@ from convoeval.metrics._conversation import (
     replies,
     share_reason,
 )
-from convoeval.metrics._facade import DeepEvalFacade
 from convoeval.metrics._keyed import keyed_check
 from convoeval.metrics._registry import facade_of, register
 from convoeval.schema import MultiTurnSample
@@ -115,26 +114,8 @@ class RoleAdherence(JudgedConversation):
 
 
 @facade_of(RoleAdherence)
-class RoleAdherenceMetric(DeepEvalFacade[RoleAdherence]):
+class RoleAdherenceMetric(JudgmentFacade):
     """DeepEval's name and habits over `RoleAdherence`: `measure(case)` sets `.score`,
     `.reason`, `.success`, `.verdicts`; `model` is the judge (a Judge or a spec string)."""
 
-    def __init__(
-        self,
-        threshold: float = 0.5,
-        model: Judge | str | None = None,
-        include_reason: bool = True,
-        strict_mode: bool = False,
-        async_mode: bool = True,
-        verbose_mode: bool = False,
-    ) -> None:
-        super().__init__(
-            RoleAdherence(
-                strict_mode=strict_mode,
-                include_reason=include_reason,
-                async_mode=async_mode,
-                verbose_mode=verbose_mode,
-                threshold=threshold,
-                judge=model,
-            )
-        )
+    core_class = RoleAdherence
