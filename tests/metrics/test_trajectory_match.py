@@ -192,7 +192,12 @@ def test_results_pair_by_id_else_by_position() -> None:
 def test_matching_is_maximum_even_when_order_first_would_block() -> None:
     # Made 0 may match reference 0 or 1, made 1 only reference 0: in order pairs (0, 0) first,
     # then the augmenting path moves made 0 to reference 1.
-    assert match_calls([{0, 1}, {0}], 2) == [(0, 1), (1, 0)]
+    assert match_calls([[0, 1], [0]], 2) == [(0, 1), (1, 0)]
+    # In order, made i takes reference i; the last made call fits only reference 0, so every
+    # pair must shift by one: a 5000-deep augmenting path, without recursion.
+    n = 5000
+    pairs = match_calls([[i, i + 1] for i in range(n)] + [[0]], n + 1)
+    assert pairs == [(i, i + 1) for i in range(n)] + [(n, 0)]
 
 
 def test_options_validated_config_explicit_and_registry() -> None:

@@ -156,43 +156,50 @@ def _diff(path: str, has_p: bool, p: Any, has_r: bool, r: Any, out: list[dict[st
         out.append({"path": path, "predicted": p, "reference": r})
 
 
-def match_calls(edges: list[set[int]], n_reference: int) -> list[tuple[int, int]]:
-    """A maximum one-to-one matching of made calls (rows of `edges`: the reference calls each
-    may match) to reference calls; in-order pairs are taken first (a longest common
-    subsequence), then augmenting paths add what order cannot. Pairs sorted by made call."""
-    n = len(edges)
-    best = [[0] * (n_reference + 1) for _ in range(n + 1)]
-    for i in range(n - 1, -1, -1):
-        for j in range(n_reference - 1, -1, -1):
-            if j in edges[i]:
-                best[i][j] = best[i + 1][j + 1] + 1
-            else:
-                best[i][j] = max(best[i + 1][j], best[i][j + 1])
+def match_calls(edges: list[list[int]], n_reference: int) -> list[tuple[int, int]]:
+    """A maximum one-to-one matching of made calls (rows of `edges`: the reference calls each may
+    match, ascending) to reference calls. In order first: each made call takes the first free
+    reference call after the last one taken (so calls made in the reference's order pair up in
+    order); then augmenting paths (iterative, any size) add what order cannot. Sorted pairs."""
     owner: dict[int, int] = {}  # reference index -> made index
-    i = j = 0
-    while i < n and j < n_reference:
-        if j in edges[i] and best[i][j] == best[i + 1][j + 1] + 1:
-            owner[j] = i
-            i, j = i + 1, j + 1
-        elif best[i + 1][j] >= best[i][j + 1]:
-            i += 1
-        else:
-            j += 1
+    last = -1
+    for row, cols in enumerate(edges):
+        col = next((c for c in cols if c > last and c not in owner), None)
+        if col is not None:
+            owner[col] = row
+            last = col
     taken = set(owner.values())
-    for row in range(n):
-        if row not in taken and _augment(row, edges, owner, set()):
+    for row in range(len(edges)):
+        if row not in taken and _augment(row, edges, owner):
             taken.add(row)
     return sorted((row, col) for col, row in owner.items())
 
 
-def _augment(row: int, edges: list[set[int]], owner: dict[int, int], seen: set[int]) -> bool:
-    for col in sorted(edges[row]):
-        if col in seen:
+def _augment(start: int, edges: list[list[int]], owner: dict[int, int]) -> bool:
+    """Find an augmenting path from made call `start` (depth-first, without recursion)."""
+    seen: set[int] = set()
+    stack: list[tuple[int, int]] = [(start, 0)]  # (made call, next edge to try)
+    path: list[int] = []  # the reference call tried at each level of the stack
+    while stack:
+        row, at = stack[-1]
+        cols = edges[row]
+        while at < len(cols) and cols[at] in seen:
+            at += 1
+        if at == len(cols):
+            stack.pop()
+            if path:
+                path.pop()
             continue
+        col = cols[at]
+        stack[-1] = (row, at + 1)
         seen.add(col)
-        if col not in owner or _augment(owner[col], edges, owner, seen):
-            owner[col] = row
+        if col not in owner:
+            path.append(col)
+            for (r, _), c in zip(stack, path, strict=True):
+                owner[c] = r
             return True
+        path.append(col)
+        stack.append((owner[col], 0))
     return False
 
 

@@ -13,12 +13,13 @@ extra, out-of-order and mismatched call, with the path of each differing argumen
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 from convoeval.metrics._base import Ask, Metric, MetricResult
 from convoeval.metrics._registry import register
-from convoeval.metrics._tool_calls import describe_call
+from convoeval.metrics._tool_calls import call_key, describe_call
 from convoeval.metrics._trajectory import (
     ArgsMode,
     ErrorDetector,
@@ -31,7 +32,7 @@ from convoeval.metrics._trajectory import (
     out_of_order,
     tool_error,
 )
-from convoeval.schema import MultiTurnSample
+from convoeval.schema import MultiTurnSample, ToolCall
 
 MODES = ("strict", "unordered", "subset", "superset")
 #: The problems that fail each mode (the others are listed in the details but allowed).
@@ -118,16 +119,7 @@ class TrajectoryMatch(Metric):
             if self.counts(call.name)
         ]
         ignored_ref = len(sample.reference_tool_calls or []) - len(reference)
-        edges = [
-            {
-                j
-                for j, (_, expected) in enumerate(reference)
-                if expected.name == m.call.name
-                and args_match(self.mode_for(m.call.name), m.call.args, expected.args)
-            }
-            for m in made
-        ]
-        pairs = match_calls(edges, len(reference))
+        pairs = match_calls(self._edges(made, [call for _, call in reference]), len(reference))
         late = set(out_of_order(pairs))
         matched_p = {i for i, _ in pairs}
         matched_r = {j for _, j in pairs}
@@ -164,6 +156,29 @@ class TrajectoryMatch(Metric):
         failing = [kind for kind in _FAILS[self.mode] if details[kind]]
         details["failing"] = failing
         return MetricResult(0.0 if failing else 1.0, _reason(details), details)
+
+    def _edges(self, made: list[MadeCall], reference: list[ToolCall]) -> list[list[int]]:
+        """For each made call, the reference calls it matches (ascending). Exact arguments go
+        by hash (linear in the calls); other modes compare the calls of the same tool."""
+        by_key: dict[Hashable, list[int]] = defaultdict(list)
+        by_name: dict[str, list[int]] = defaultdict(list)
+        for j, call in enumerate(reference):
+            by_key[call_key(call)].append(j)
+            by_name[call.name].append(j)
+        edges = []
+        for m in made:
+            mode = self.mode_for(m.call.name)
+            if mode == "exact":
+                edges.append(by_key.get(call_key(m.call), []))
+                continue
+            edges.append(
+                [
+                    j
+                    for j in by_name.get(m.call.name, [])
+                    if args_match(mode, m.call.args, reference[j].args)
+                ]
+            )
+        return edges
 
     def _made(self, made: list[MadeCall]) -> tuple[list[MadeCall], list[dict[str, Any]], int]:
         """The calls that count, the calls left out for an error result, and how many calls
