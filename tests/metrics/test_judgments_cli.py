@@ -1,7 +1,7 @@
 """The conversation judgments of issue 13 end to end: `convoeval run` over HTTP with structured
 output against the scripted server on 127.0.0.1 (exact scores and request counts), the role
-pre-check before any request, the offline judge refused. No real-model test: a role-adherence
-step through SmolLM2 took 106 s here (timeouts), and proves no more plumbing than these."""
+pre-check before any request, the offline judge refused; one step through the real LLM
+(llama.cpp serving SmolLM2: plumbing, about 10 s; a keyed role-adherence step took 106 s there)."""
 
 from __future__ import annotations
 
@@ -111,6 +111,18 @@ def test_a_record_without_a_role_stops_the_run_before_any_request(
 def test_the_offline_judge_refuses_them_by_name() -> None:
     result = KnowledgeRetention().score_sync(_record(0, None), judge="offline")
     assert result.failed and "use an LLM judge" in (result.error or {}).get("message", "")
+
+
+async def test_user_frustration_through_the_real_llm(llama_server: str) -> None:
+    judge = OpenAIJudge("smollm2", base_url=llama_server, cache=False, max_tokens=120)
+    calm = {"user_input": [{"type": "human", "content": "Hi"}, {"type": "ai", "content": "Hello!"}]}
+    try:
+        result = await UserFrustration().score(calm, judge=judge)
+    finally:
+        await judge.aclose()
+    assert result.error is None and result.value in (0.0, 0.5, 1.0)
+    assert result.details["frustration"] in ("none", "resolved", "unresolved")
+    assert result.usage.requests >= 1 and result.usage.prompt_tokens > 0
 
 
 async def test_user_frustration_over_http(fault_server: FaultServer) -> None:
