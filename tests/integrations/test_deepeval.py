@@ -185,6 +185,16 @@ def test_llm_test_case_turns_convert() -> None:
     }
     assert sample.user_input[2].content == "4"
     assert sample.predicted_tool_calls() == [ToolCall(name="calc", args={"expr": "2+2"})]
+    # Written as Turns: an exchange's fields that a Turn has no place for ride in the hints.
+    written = to_deepeval_dict(sample)
+    assert written["turns"][0] == {
+        "role": "user",
+        "content": "What's 2+2?",
+        "additional_metadata": {
+            "convoeval": {"turn": {"expected_output": "4", "context": ["math"]}}
+        },
+    }
+    assert from_deepeval(json.loads(json.dumps(written))) == sample
 
 
 def test_duck_typed_deepeval_objects() -> None:
@@ -386,3 +396,5 @@ def test_real_llm_test_case_turns_convert_as_their_dicts() -> None:
             k: v for k, v in exchange.items() if k not in ("input", "actual_output", "tools_called")
         }
     }
+    theirs = test_case.ConversationalTestCase(**to_deepeval_dict(sample))
+    assert from_deepeval(theirs) == sample  # DeepEval's Turn has no `expected_output`, ...

@@ -14,7 +14,8 @@ A call's `description`/`reasoning`, a turn's other fields and the case's other f
 `tags`, ...) are kept in metadata (`deepeval_tools`, `deepeval_turn`, `deepeval_case`).
 
 `to_deepeval_dict` writes the `Turn` style. What DeepEval has no field for (tool-call ids, system
-messages, message metadata, several tool-call rounds in one turn, the sample-only fields such as
+messages, message metadata, several tool-call rounds in one turn, an exchange's fields that a
+`Turn` has not (`expected_output`, ...), the sample-only fields such as
 `reference_topics` or `available_tools`, a `reference` other than `expected_outcome`) rides in
 `additional_metadata["convoeval"]` (in `metadata`, DeepEval 4's name, when the case or turn has
 one), so `from_deepeval(to_deepeval_dict(s)) == s`, through real DeepEval objects too.
@@ -55,6 +56,16 @@ _CASE_KEY, _TURN_KEY, _TOOLS_KEY, _OUTPUT_KEY = (
 _SHARED = ("chatbot_role", "scenario", "user_description", "context")
 _SAMPLE_ONLY = ("reference_tool_calls", "reference_topics", "rubrics", "available_tools")
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+#: The fields of DeepEval's `Turn` (3.x and 4.x). A turn's other fields (an exchange's
+#: `expected_output`, `context`, ...) ride in the hints: DeepEval's `Turn` would drop them.
+_TURN_FIELDS = frozenset(
+    {
+        *("role", "content", "user_id", "retrieval_context", "tools_called"),
+        *("mcp_tools_called", "mcp_resources_called", "mcp_prompts_called"),
+        *("audio", "latency_ms", "interrupted", "provider_transcript"),
+        *("metadata", "additional_metadata"),
+    }
+)
 
 
 def from_deepeval(case: Any, **sample_fields: Any) -> MultiTurnSample:
@@ -180,6 +191,7 @@ def _turn(where: str, raw: Any, problems: list[str]) -> list[Message]:
         return []
     fields = {k: v for k, v in raw.items() if v not in (None, [], {})}
     hints = _pop_hints(fields)
+    fields.update(hints.get("turn") or {})
     if "messages" in hints:
         return _copied(where, hints["messages"], problems)
     before = _copied(where, hints.get("before", []), problems)
@@ -282,7 +294,8 @@ def _copied(where: str, raw: Any, problems: list[str]) -> list[Message]:
 def _user_turn(message: HumanMessage, before: list[Message]) -> dict[str, Any]:
     turn: dict[str, Any] = {"role": "user", "content": message.content}
     metadata = dict(message.metadata or {})
-    turn.update(metadata.pop(_TURN_KEY, None) or {})
+    if unknown := _turn_fields(turn, metadata.pop(_TURN_KEY, None) or {}):
+        _hint(turn, {"turn": unknown})
     if metadata:
         _hint(turn, {"messages": _dump([*before, message])})
     elif before:
@@ -317,10 +330,11 @@ def _assistant_turn(run: list[Message]) -> dict[str, Any]:
         if index in outputs:
             tool["output"] = outputs[index]
         tools.append(tool)
-    turn: dict[str, Any] = {"role": "assistant", "content": content, **extra}
+    turn: dict[str, Any] = {"role": "assistant", "content": content}
+    unknown = _turn_fields(turn, extra)
     if tools:
         turn["tools_called"] = tools
-    hints: dict[str, Any] = {}
+    hints: dict[str, Any] = {"turn": unknown} if unknown else {}
     if any(c.id is not None for c in calls):
         hints["tool_call_ids"] = [c.id for c in calls]
     rebuilt = _assistant("", content, tools or None, extra, hints, [])
@@ -329,6 +343,12 @@ def _assistant_turn(run: list[Message]) -> dict[str, Any]:
     if hints:
         _hint(turn, hints)
     return turn
+
+
+def _turn_fields(turn: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Set the fields DeepEval's `Turn` has on `turn`; return the others (for the hints)."""
+    turn.update({k: v for k, v in extra.items() if k in _TURN_FIELDS})
+    return {k: v for k, v in extra.items() if k not in _TURN_FIELDS}
 
 
 def _dump(messages: list[Message]) -> list[dict[str, Any]]:
