@@ -121,5 +121,5 @@ def test_deepeval_facade_and_registry() -> None:
 
 def test_offline_judge_refuses_with_a_clear_message() -> None:
     result = ToolUse().score_sync(conversation(), judge="offline")
-    assert result.failed
-    assert "openai/" in (result.reason or "") or "LLM" in (result.reason or "")
+    assert result.error is not None and result.error["type"] == "StepUnsupported"
+    assert "use an LLM judge" in result.error["message"]

@@ -15,10 +15,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from math import comb
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from convoeval.errors import ConvoevalError
 from convoeval.runner.rows import ResultRow
+
+if TYPE_CHECKING:
+    from convoeval.runner.results import EvaluationResult
 
 _SPEC = re.compile(r"^\s*([^:<>=\s]+)\s*(?::\s*([^<>=\s]+)\s*(?:>=\s*(\S+))?)?\s*$")
 
@@ -106,7 +109,7 @@ def _mean(values: Iterable[float]) -> float:
 
 
 def trials_summary(
-    results: Any,
+    results: EvaluationResult | str | os.PathLike[str],
     task_field: str,
     success: str | None = None,
 ) -> TrialsSummary:
