@@ -11,7 +11,15 @@ import pytest
 from _peers import peer
 from pydantic import BaseModel
 
-from convoeval import AIMessage, HumanMessage, MultiTurnSample, SystemMessage, ToolCall, ToolMessage
+from convoeval import (
+    AIMessage,
+    HumanMessage,
+    MultiTurnSample,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    evaluate,
+)
 from convoeval.integrations._errors import ConversionError
 from convoeval.integrations.deepeval import from_deepeval, to_deepeval_dict
 from convoeval.integrations.openai_chat import from_openai_messages
@@ -398,3 +406,26 @@ def test_real_llm_test_case_turns_convert_as_their_dicts() -> None:
     }
     theirs = test_case.ConversationalTestCase(**to_deepeval_dict(sample))
     assert from_deepeval(theirs) == sample  # DeepEval's Turn has no `expected_output`, ...
+
+
+def test_deepeval_habits_take_real_deepeval_objects() -> None:
+    """`evaluate(test_cases=[ConversationalTestCase(...)])` reads DeepEval's own objects."""
+    test_case = _deepeval()
+    case = test_case.ConversationalTestCase(
+        turns=[
+            test_case.Turn(role="user", content="Hi there"),
+            test_case.Turn(role="assistant", content="Hello! How can I help?"),
+        ],
+        scenario="A greeting.",
+        expected_outcome="The user is greeted.",
+    )
+    result = evaluate(
+        test_cases=[case],
+        metrics=["topic_adherence"],
+        reference_topics=["greetings"],
+        show_progress=False,
+    )
+    row = next(iter(result.rows()))
+    assert row["errors"] == {} and "topic_adherence" in row["scores"]
+    assert row["sample"]["scenario"] == "A greeting."
+    assert row["sample"]["reference"] == "The user is greeted."

@@ -10,7 +10,15 @@ import pytest
 from _peers import peer
 from pydantic import BaseModel
 
-from convoeval import AIMessage, HumanMessage, MultiTurnSample, SystemMessage, ToolCall, ToolMessage
+from convoeval import (
+    AIMessage,
+    HumanMessage,
+    MultiTurnSample,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    evaluate,
+)
 from convoeval.integrations._errors import ConversionError
 from convoeval.integrations.ragas import (
     from_ragas,
@@ -20,6 +28,7 @@ from convoeval.integrations.ragas import (
     to_ragas_sample,
 )
 from convoeval.io import read_samples
+from convoeval.metrics import ToolCallAccuracy
 
 #: One line of a Ragas `EvaluationDataset.to_jsonl()` file (`sample.model_dump()` per line).
 RAGAS_LINE: dict[str, Any] = {
@@ -107,6 +116,15 @@ def test_duck_typed_objects_and_datasets() -> None:
             self.samples = samples
 
     assert from_ragas_dataset(Dataset([obj, RAGAS_LINE])) == [from_ragas(RAGAS_LINE)] * 2
+
+
+async def test_metrics_take_ragas_like_objects() -> None:
+    """A Ragas-shaped object, and Ragas-shaped messages as keywords, score as their dicts do."""
+    obj = _RagasLikeSample.model_validate(RAGAS_LINE)
+    metric = ToolCallAccuracy()
+    assert await metric.multi_turn_ascore(obj) == metric.score_sync(RAGAS_LINE).value == 1.0
+    messages = [_RagasLikeMessage(content="hi", type="human")]
+    assert await metric.ascore(user_input=messages, reference_tool_calls=[]) == 1.0
 
 
 def test_export_keeps_ids_and_system_messages_in_ragas_metadata() -> None:
@@ -227,3 +245,24 @@ def test_extended_sample_survives_real_ragas_objects(tmp_path: Path) -> None:
     path = tmp_path / "ragas.jsonl"
     ragas.EvaluationDataset(samples=[theirs]).to_jsonl(str(path))
     assert from_ragas_dataset(ragas.EvaluationDataset.from_jsonl(str(path))) == [expected]
+
+
+async def test_ragas_habits_take_real_ragas_objects() -> None:
+    """`evaluate(dataset=EvaluationDataset)`, `multi_turn_ascore(sample)` and the keyword
+    `ascore(user_input=[...])` with Ragas's own objects give the score of the converted sample."""
+    ragas = _ragas()
+    sample = from_ragas(RAGAS_LINE)
+    theirs = to_ragas_sample(sample)
+    metric = ToolCallAccuracy()
+    expected = metric.score_sync(sample).value
+    assert expected == 1.0
+    assert await metric.multi_turn_ascore(theirs) == expected
+    keywords = await metric.ascore(
+        user_input=theirs.user_input, reference_tool_calls=theirs.reference_tool_calls
+    )
+    assert keywords == expected
+    dataset = ragas.EvaluationDataset(samples=[theirs, theirs])
+    result = evaluate(dataset=dataset, metrics=[metric], show_progress=False)
+    rows = list(result.rows())
+    assert [r["scores"]["tool_call_accuracy"] for r in rows] == [expected, expected]
+    assert rows[0]["sample"] == sample.to_dict()

@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from convoeval.io._convert import as_list, build_sample, dumped, kind
+from convoeval.io._convert import as_list, build_sample, kind, plain
 from convoeval.io.errors import ConversionError
 from convoeval.schema.errors import describe_errors
 from convoeval.schema.messages import (
@@ -73,7 +73,7 @@ def from_deepeval(case: Any, **sample_fields: Any) -> MultiTurnSample:
 
     Raises `ConversionError` naming each problem (`turns[2].tools_called[0].name: ...`).
     """
-    data = dumped(case, only_set=True)
+    data = plain(case)
     if not isinstance(data, Mapping) or "turns" not in data:
         raise ConversionError(
             [f"case: must be a ConversationalTestCase or its dict with 'turns', got {kind(data)}"]
@@ -86,7 +86,7 @@ def from_deepeval(case: Any, **sample_fields: Any) -> MultiTurnSample:
     messages: list[Message] = []
     origins: list[str] = []
     for index, raw in enumerate(turns):
-        converted = _turn(f"turns[{index}]", dumped(raw, only_set=True), problems)
+        converted = _turn(f"turns[{index}]", plain(raw), problems)
         messages.extend(converted)
         origins.extend(f"turns[{index}]" for _ in converted)
     fields = _sample_fields(case_fields, problems)
@@ -259,7 +259,7 @@ def _tools(
         problems.append(f"{where}.tools_called: must be a list, got {kind(tools)}")
     for position, item in enumerate(items):
         at = f"{where}.tools_called[{position}]"
-        tool = dumped(item, only_set=True)
+        tool = plain(item)
         if not isinstance(tool, Mapping) or not isinstance(tool.get("name"), str):
             problems.append(f"{at}.name: a tool call needs a string 'name'")
             continue

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from enum import Enum
+from typing import Any, Literal, get_origin
 
 from pydantic import ValidationError
 
@@ -41,17 +42,33 @@ def kind(value: Any) -> str:
     )
 
 
-def dumped(value: Any, *, only_set: bool = False) -> Any:
-    """A pydantic object as a plain dict (`model_dump()`), anything else unchanged.
-
-    `only_set` keeps only what was set and differs from the default (DeepEval's objects add
-    defaults such as `flaky=False` that are not data); Ragas's `type` discriminators are defaults.
-    """
+def dumped(value: Any) -> Any:
+    """A pydantic object as a plain dict (`model_dump()`), anything else unchanged."""
     if not isinstance(value, Mapping) and hasattr(value, "model_dump"):
-        if only_set:
-            return value.model_dump(exclude_unset=True, exclude_defaults=True)
         return value.model_dump()
     return value
+
+
+def plain(value: Any) -> Any:
+    """Pydantic objects of another library (Ragas's, DeepEval's), also inside lists and dicts, as
+    plain data: of each object the fields set to other than their default (DeepEval adds
+    `flaky=False`, ... that are no data), and its `Literal` tags (Ragas's message `type`)."""
+    if isinstance(value, Mapping):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    if isinstance(value, Enum):
+        return value.value
+    fields = getattr(type(value), "model_fields", None)
+    if not isinstance(fields, dict):
+        return value
+    out: dict[str, Any] = {}
+    for name, info in fields.items():
+        item = getattr(value, name, None)
+        was_set = name in value.model_fields_set and item != info.default
+        if was_set or get_origin(info.annotation) is Literal:
+            out[name] = plain(item)
+    return out
 
 
 def arguments(where: str, raw: Any, problems: list[str]) -> dict[str, Any] | None:

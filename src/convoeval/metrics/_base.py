@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from convoeval._sync import run_sync
 from convoeval.errors import ConvoevalError
+from convoeval.io._convert import plain
 from convoeval.io.records import record_to_sample
 from convoeval.judges.base import Judge, JudgeError, Step, Usage
 from convoeval.judges.step import StepInputs
@@ -147,6 +148,8 @@ def as_sample(data: SampleLike) -> MultiTurnSample:
         return data.to_sample()
     if isinstance(data, Mapping):
         return record_to_sample(data)
+    if hasattr(data, "model_dump"):  # a real Ragas or DeepEval object: read as its dict
+        return record_to_sample(plain(data))
     raise TypeError(
         "expected a MultiTurnSample, a ConversationalTestCase or a dict (Ragas, OpenAI chat or "
         f"DeepEval layout), not {type(data).__name__}"
@@ -284,7 +287,7 @@ class Metric(ABC):
         """Ragas's newer call shape: the sample's fields as keywords, e.g.
         `await metric.ascore(user_input=[...], reference_topics=[...])`; the same float as
         `multi_turn_ascore(sample)`."""
-        return await self.multi_turn_ascore(fields)
+        return await self.multi_turn_ascore(plain(fields))  # Ragas's message objects too
 
     @abstractmethod
     async def _score(self, sample: MultiTurnSample, ask: Ask) -> MetricResult:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from convoeval.io import DataError, read_records
+from convoeval.io._convert import plain
 from convoeval.io.records import check_format, convert
 from convoeval.metrics import Metric
 from convoeval.schema import ConversationalTestCase, MultiTurnSample
@@ -121,8 +122,9 @@ class Source:
                 return obj.to_sample(), []
             except ValueError as exc:
                 return None, [str(exc)]
-        if isinstance(obj, Mapping):
-            sample, problems, _ = convert(dict(obj), self.format, **self.read_options)
+        if isinstance(obj, Mapping) or hasattr(obj, "model_dump"):  # real Ragas/DeepEval objects
+            record = dict(obj) if isinstance(obj, Mapping) else plain(obj)
+            sample, problems, _ = convert(record, self.format, **self.read_options)
             return sample, problems
         return None, [
             "expected a MultiTurnSample, a ConversationalTestCase or a dict (Ragas, OpenAI chat "
