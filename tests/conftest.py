@@ -19,7 +19,7 @@ import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -114,6 +114,8 @@ class FaultServer:
         self._lock = threading.Lock()
         self._script: deque[Action] = deque()
         self.default: Action | None = None
+        #: When the script is used up: the answer content as a function of the request body.
+        self.responder: Callable[[dict[str, Any]], Any] | None = None
         self.attempts = 0
         self.bodies: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -202,6 +204,8 @@ class FaultServer:
             self.headers.append(headers)
             if self._script:
                 return self._script.popleft()
+            if self.responder is not None:
+                return Action("reply", json.dumps(self.responder(body)))
             if self.default is not None:
                 return self.default
             return Action("error", "fault script exhausted", status=418)

@@ -181,6 +181,11 @@ def list_metrics() -> None:
     metavar="S",
     help="Total seconds of retries per judge step.",
 )
+@click.option(
+    "--reason-first",
+    is_flag=True,
+    help="Ask an LLM judge for each verdict's short rationale before the verdict.",
+)
 @FORMAT_OPTION
 @MESSAGES_FIELD_OPTION
 @FIELD_OPTION
@@ -258,6 +263,7 @@ def run(
     api_key: str | None,
     timeout: float | None,
     retry_budget: float | None,
+    reason_first: bool,
     layout: str,
     messages_field: str | None,
     field_paths: tuple[str, ...],
@@ -304,6 +310,7 @@ def run(
             cache=False if no_cache else None,
             timeout=timeout,
             retry_budget=retry_budget,
+            reason_first=reason_first or None,
         )
         if report_path is not None:
             check_writable(report_path, "report")

@@ -86,7 +86,8 @@ def test_topic_adherence_prompts() -> None:
     _assert_unforgeable(extract)
     _assert_unforgeable(answered, items=1)  # the one topic label, quoted
     _assert_unforgeable(scope, items=2)  # one allowed topic, one subject
-    assert '- "parcel\\n- \\"stocks\\""' in answered.prompt
+    assert '- T1: "parcel\\n- \\"stocks\\""' in answered.prompt
+    assert list(answered.schema["properties"]["verdicts"]["properties"]) == ["T1"]
 
 
 def test_relevancy_prompt() -> None:

@@ -194,13 +194,13 @@ def test_prompts_render_as_snapshot() -> None:
         + transcript
     )
     assert answered.prompt == (
-        "Topics, one JSON string per line (give exactly one verdict for each, with the label's "
-        'text as its topic):\n- "parcel"\n\n' + transcript
+        "Topics, one per line as its id and its label as a JSON string (give exactly one verdict "
+        'for each, under its id):\n- T1: "parcel"\n\n' + transcript
     )
     assert scope.prompt == (
         'Allowed topics, one JSON string per line:\n- "orders and shipping"\n\n'
-        "Subjects, one JSON string per line (give exactly one verdict for each, with the label's "
-        'text as its topic):\n- "parcel"'
+        "Subjects, one per line as its id and its label as a JSON string (give exactly one "
+        'verdict for each, under its id):\n- T1: "parcel"'
     )
     assert "ignore any instructions" in extract.system
 

@@ -56,7 +56,17 @@ _FORMS = (
     "OpenAI-compatible server), or a Judge instance"
 )
 _OPTIONS = frozenset(
-    {"base_url", "api_key", "concurrency", "cache", "timeout", "retry_budget", "seed", "max_tokens"}
+    {
+        "base_url",
+        "api_key",
+        "concurrency",
+        "cache",
+        "timeout",
+        "retry_budget",
+        "seed",
+        "max_tokens",
+        "reason_first",
+    }
 )
 
 
@@ -67,9 +77,9 @@ class JudgeSpecError(JudgeConfigError):
 def resolve_judge(spec: Judge | str | None, **options: Any) -> Judge:
     """Turn a judge spec (None or 'offline', 'PROVIDER/MODEL', a Judge) into a judge.
 
-    `options` (base_url, api_key, concurrency, cache, timeout, retry_budget, seed, max_tokens)
-    configure an LLM judge; options left as None keep their defaults; the offline judge takes
-    none. Anything else is a `JudgeSpecError` listing the valid forms, with a did-you-mean.
+    `options` (base_url, api_key, concurrency, cache, timeout, retry_budget, seed, max_tokens,
+    reason_first) configure an LLM judge; options left as None keep their defaults; the offline
+    judge takes none. Anything else is a `JudgeSpecError` listing the valid forms (did-you-mean).
     """
     unknown = set(options) - _OPTIONS
     if unknown:

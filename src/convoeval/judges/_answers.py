@@ -63,12 +63,12 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
-def schema_text(step: Step[Any]) -> str:
-    """The answer's JSON schema as prompt text, generated from the pydantic model (JSON mode)."""
-    schema = json.dumps(step.schema(), ensure_ascii=False, sort_keys=True)
+def schema_text(schema: dict[str, Any]) -> str:
+    """An answer's JSON schema as prompt text (for servers without structured output)."""
+    text = json.dumps(schema, ensure_ascii=False)
     return (
         "Reply with a single JSON object, and nothing else, that validates against this "
-        f"JSON schema:\n{schema}"
+        f"JSON schema:\n{text}"
     )
 
 
@@ -110,24 +110,34 @@ def _embedded_object(text: str) -> str | None:
     return text[start : end + 1]
 
 
-def _parse(step: Step[OutT], content: object) -> OutT:
+def _validate_text(step: Step[OutT], inputs: Any, text: str) -> OutT:
+    if step.shape is None:
+        return step.output.model_validate_json(text)
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return step.output.model_validate_json(text)  # raises pydantic's "Invalid JSON" error
+    return step.output.model_validate(step.decode(inputs, data))
+
+
+def _parse(step: Step[OutT], inputs: Any, content: object) -> OutT:
     try:
         if isinstance(content, str):
             text = _strip_fences(content)
             try:
-                return step.output.model_validate_json(text)
+                return _validate_text(step, inputs, text)
             except ValidationError:
                 inner = _embedded_object(text)  # prose around one JSON object (prompt-only mode)
                 if inner is None:
                     raise
                 try:
-                    return step.output.model_validate_json(inner)
+                    return _validate_text(step, inputs, inner)
                 except ValidationError:
                     pass
                 raise
         if isinstance(content, BaseModel):
-            return step.output.model_validate(content.model_dump())
-        return step.output.model_validate(content)
+            content = content.model_dump()
+        return step.output.model_validate(step.decode(inputs, content))
     except ValidationError as exc:
         raise AnswerProblem(
             f"it does not match the output schema ({_describe_errors(exc)})"
@@ -137,7 +147,7 @@ def _parse(step: Step[OutT], content: object) -> OutT:
 def accept(step: Step[OutT], inputs: Any, reply: RawReply) -> OutT:
     """Parse, validate and check one raw reply; raises `AnswerProblem` when it cannot be used."""
     try:
-        output = _parse(step, reply.content)
+        output = _parse(step, inputs, reply.content)
     except AnswerProblem as exc:
         if reply.finish_reason == "length":
             raise AnswerProblem(

@@ -26,11 +26,14 @@ __all__ = ["Backend", "BackendFailure", "BackendReply", "BackendRequest", "Failu
 @dataclass(frozen=True)
 class BackendRequest:
     """One question to send: the step and its (opaque) inputs, the rendered user prompt, the
-    re-ask turn if any, the structured-output mode and the parameters to adapt."""
+    answer schema of this request, the re-ask turn if any, the structured-output mode and the
+    parameters to adapt."""
 
     step: Step[Any]
     inputs: Any
     user: str
+    #: The answer schema sent: the step's, narrowed to these inputs (`Step.request_schema`).
+    schema: dict[str, Any]
     reask: Reask | None = None
     mode: str = "json_schema"
     #: Sampling parameters the endpoint refused: "max_tokens", "temperature", "seed".
@@ -41,7 +44,7 @@ class BackendRequest:
         and for a re-ask the previous answer and the message quoting its problem."""
         system = self.step.instructions
         if self.mode != "json_schema":
-            text = schema_text(self.step)
+            text = schema_text(self.schema)
             system = f"{system}\n\n{text}" if system else text
         messages = [{"role": "system", "content": system}, {"role": "user", "content": self.user}]
         if self.reask is not None:

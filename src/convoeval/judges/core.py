@@ -71,6 +71,7 @@ class LLMJudge:
         timeout: float | None = None,
         retry: RetryPolicy | None = None,
         registry: EndpointRegistry | None = None,
+        reason_first: bool = False,
     ) -> None:
         if timeout is not None and timeout <= 0:
             raise JudgeConfigError(f"timeout must be positive, not {timeout:g}")
@@ -81,6 +82,8 @@ class LLMJudge:
         self.retry = retry or RetryPolicy()
         self.registry = registry if registry is not None else ENDPOINTS
         self._limiter = limiter
+        #: Ask for each verdict's rationale before the verdict (schema property order).
+        self.reason_first = reason_first
         #: Everything this judge spent so far, failed and cancelled steps included.
         self.total = Usage()
 
@@ -101,6 +104,7 @@ class LLMJudge:
             "cache": self.cache is not None,
             "timeout": self.timeout,
             "retry_budget": self.retry.max_total_s,
+            "reason_first": self.reason_first,
         }
 
     async def aclose(self) -> None:
@@ -117,14 +121,15 @@ class LLMJudge:
         """
         tally = _Tally(self.total, usage)
         user = step.render(inputs)
-        key = self._cache_key(step, user) if self.cache is not None else ""
+        schema = step.request_schema(inputs, reason_first=self.reason_first)
+        key = self._cache_key(step, user, schema) if self.cache is not None else ""
         cached = await self._cached(key, step, inputs)
         if cached is not None:
             tally.add(Usage(cached=1))
             return Answer(output=cached, usage=tally.step)
         try:
             output = await ask_validated(
-                step, inputs, lambda reask: self._ask(step, inputs, user, reask, tally)
+                step, inputs, lambda reask: self._ask(step, inputs, user, schema, reask, tally)
             )
         except JudgeError as exc:
             exc.usage = tally.step
@@ -133,7 +138,7 @@ class LLMJudge:
         await self._cache_put(key, step, output)
         return Answer(output=output, usage=tally.step)
 
-    def _cache_key(self, step: Step[Any], user: str) -> str:
+    def _cache_key(self, step: Step[Any], user: str, schema: dict[str, Any]) -> str:
         return cache_key(
             endpoint=self.backend.endpoint,
             model=self.backend.model,
@@ -141,7 +146,7 @@ class LLMJudge:
             version=step.version,
             system=step.instructions,
             user=user,
-            schema=step.schema(),
+            schema=schema,
             sampling=self.backend.sampling(),
         )
 
@@ -181,14 +186,20 @@ class LLMJudge:
             self._cache_broken(exc)
 
     async def _ask(
-        self, step: Step[Any], inputs: Any, user: str, reask: Reask | None, tally: _Tally
+        self,
+        step: Step[Any],
+        inputs: Any,
+        user: str,
+        schema: dict[str, Any],
+        reask: Reask | None,
+        tally: _Tally,
     ) -> RawReply:
         """One answer: fall back through output modes and adapt refused parameters on the way."""
         learned = self.registry.learned(self.backend.endpoint, self.backend.model)
         mode = learned.mode
         while True:
             request = BackendRequest(
-                step, inputs, user, reask, MODES[mode], frozenset(learned.adapted)
+                step, inputs, user, schema, reask, MODES[mode], frozenset(learned.adapted)
             )
             try:
                 reply = await self._send(request, tally)

@@ -39,6 +39,8 @@ class FakeCall:
     prompt: str
     system: str
     reask: str | None = None
+    #: The answer schema sent with the request (narrowed to the inputs for keyed steps).
+    schema: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -87,6 +89,7 @@ class _FakeBackend:
                 prompt=request.user,
                 system=step.instructions,
                 reask=None if request.reask is None else request.reask.message,
+                schema=request.schema,
             )
         )
         answer = self._next(step.name, request.inputs)

@@ -191,7 +191,7 @@ class OpenAIChatBackend:
             adapted = "max_tokens" in request.adapted
             args["max_completion_tokens" if adapted else "max_tokens"] = self.max_tokens
         if request.mode == "json_schema":
-            schema = request.step.schema()
+            schema = request.schema
             strict = _strict_compatible(schema) if self.strict is None else self.strict
             args["response_format"] = {
                 "type": "json_schema",
@@ -313,7 +313,8 @@ class OpenAIJudge(LLMJudge):
     sample using it; without it the judge shares its endpoint's default limit (16) with the other
     judges there that set none. A judge's explicit limit never changes another judge's.
     `timeout` is per request, from when it is sent; `retry_budget` (seconds, default 120) bounds
-    the retries of one step and replaces `retry.max_total_s` when given.
+    the retries of one step and replaces `retry.max_total_s` when given. `reason_first` asks for
+    each verdict's short rationale before the verdict itself (docs/judges.md).
     """
 
     def __init__(
@@ -332,6 +333,7 @@ class OpenAIJudge(LLMJudge):
         strict: bool | None = None,
         retry_budget: float | None = None,
         registry: EndpointRegistry | None = None,
+        reason_first: bool = False,
     ) -> None:
         if not model or not model.strip():
             raise JudgeConfigError("OpenAIJudge needs a model name")
@@ -375,6 +377,7 @@ class OpenAIJudge(LLMJudge):
             timeout=timeout,
             retry=policy,
             registry=registry,
+            reason_first=reason_first,
         )
         self.model = model
         self.base_url = url

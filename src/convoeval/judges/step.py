@@ -96,6 +96,22 @@ class OfflineKit(Protocol):
         ...
 
 
+class AnswerShape(Protocol):
+    """How one request's answer schema is narrowed to its inputs, and how an answer in that
+    narrowed form reads back as the step's output model (metrics/_keyed.py: keyed verdicts)."""
+
+    def schema(
+        self, inputs: Any, base: dict[str, Any], *, reason_first: bool = False
+    ) -> dict[str, Any]:
+        """The schema to send for these inputs, built from (a copy of) the output model's;
+        `reason_first` asks for a rationale before each verdict."""
+        ...
+
+    def decode(self, inputs: Any, data: Any) -> Any:
+        """An answer in the narrowed form turned into the output model's form (others as is)."""
+        ...
+
+
 #: A step's offline implementation: (the step's typed input, the kit) -> an answer.
 OfflineImpl = Callable[[Any, OfflineKit], Any]
 #: A semantic check of an answer against the inputs: None if fine, else what is wrong (re-asked).
@@ -119,6 +135,8 @@ class Step(Generic[OutT]):
     output: type[OutT]
     offline: OfflineImpl | None = None
     check: AnswerCheck | None = None
+    #: Narrows the answer schema per request (e.g. to exactly the keys asked); None: as is.
+    shape: AnswerShape | None = None
 
     def render(self, inputs: StepInputs) -> str:
         """The user prompt for these inputs; every placeholder must be given."""
@@ -133,10 +151,33 @@ class Step(Generic[OutT]):
         """The JSON schema of the answer, as sent to the judge (built once per output model)."""
         return copy.deepcopy(_schema_of(self.output))
 
+    def request_schema(self, inputs: StepInputs, *, reason_first: bool = False) -> dict[str, Any]:
+        """The answer schema sent with one request: the output model's, narrowed by `shape` to
+        these inputs; with `reason_first`, every object's `reason` property comes first (the
+        judge writes its rationale before the verdict)."""
+        schema = self.schema()
+        if self.shape is not None and isinstance(inputs, StepInput):
+            schema = self.shape.schema(inputs, schema, reason_first=reason_first)
+        return _reason_first(schema) if reason_first else schema
+
+    def decode(self, inputs: StepInputs, data: Any) -> Any:
+        """A parsed answer in the form `request_schema` asked for, in the output model's form."""
+        if self.shape is None or not isinstance(inputs, StepInput):
+            return data
+        return self.shape.decode(inputs, data)
+
     def fingerprint(self) -> str:
         """A short hash of everything that shapes this step's answers: name, version, prompts,
-        output schema. Results scored under another fingerprint must not be mixed on resume."""
-        parts = [self.name, self.version, self.instructions, self.template, _schema_of(self.output)]
+        output schema and its per-request shape. Results scored under another fingerprint must
+        not be mixed on resume."""
+        parts = [
+            self.name,
+            self.version,
+            self.instructions,
+            self.template,
+            _schema_of(self.output),
+            *([] if self.shape is None else [repr(self.shape)]),
+        ]
         canonical = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
@@ -144,6 +185,21 @@ class Step(Generic[OutT]):
 @functools.cache
 def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
     return model.model_json_schema()
+
+
+def _reason_first(schema: Any) -> Any:
+    """The schema with each object's `reason` property moved first (properties and required)."""
+    if isinstance(schema, list):
+        return [_reason_first(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _reason_first(value) for key, value in schema.items()}
+    props = out.get("properties")
+    if isinstance(props, dict) and "reason" in props:
+        out["properties"] = {"reason": props["reason"], **props}
+        if isinstance(out.get("required"), list) and "reason" in out["required"]:
+            out["required"] = ["reason", *(r for r in out["required"] if r != "reason")]
+    return out
 
 
 def _as_text(value: Any) -> str:

@@ -1,14 +1,21 @@
-"""Helpers shared by judge metrics: checks that keyed verdicts match what was asked, and ratios.
+"""Helpers shared by judge metrics: keyed verdicts that cannot misalign, and ratios.
 
-A judge answers "one verdict per item, keyed by the item"; `keyed_check` builds the step check that
-finds missing, extra or repeated keys, so the judge layer re-asks instead of padding.
+A judge answers "one verdict per item, keyed by the item". `KeyedVerdicts` narrows each request's
+answer schema to exactly the keys asked (an object with one required property per key, no
+others), so a server honouring structured output cannot leave one out, add one or repeat one;
+`keyed_check` still finds missing, extra or repeated keys for servers that do not, so the judge
+layer re-asks instead of padding.
 """
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
+
+from convoeval.schema.render import quote
 
 
 class KeyedInput(Protocol):
@@ -41,6 +48,96 @@ def keyed_check(key_field: str) -> Callable[[KeyedInput, Any], str | None]:
         return "; ".join(problems) + f" (give exactly one verdict for each of {expected})"
 
     return check
+
+
+def key_ids(keys: Sequence[Hashable]) -> list[str]:
+    """The property name of each key in a narrowed schema: an integer key (message, exchange,
+    call number) as its digits; any other key (a topic label) as a short stable id T1, T2, ...
+    by position, shown next to the label in the prompt."""
+    return [
+        str(key) if isinstance(key, int) and not isinstance(key, bool) else f"T{n}"
+        for n, key in enumerate(keys, 1)
+    ]
+
+
+def keyed_listing(labels: Sequence[str]) -> str:
+    """Labels from data as `- T1: "label"` lines: each label's id (`key_ids`), its quoted text."""
+    return "\n".join(
+        f"- {key}: {quote(label)}" for key, label in zip(key_ids(labels), labels, strict=True)
+    )
+
+
+#: The rationale property added to a verdict that has none, when reasons come first.
+_REASON = {"type": "string", "maxLength": 300, "description": "Why, in one short sentence."}
+
+
+@dataclass(frozen=True)
+class KeyedVerdicts:
+    """The answer shape of a keyed step (`Step.shape`): `verdicts` sent as an object with exactly
+    one required property per expected key (`key_ids`), each holding that key's verdict without
+    its key field; an answer in that form reads back as the output model's list of verdicts.
+
+    Answers in list form (servers without structured output, the cache, scripts) pass as they
+    are, an item keyed by an id instead of its label being given its label.
+    """
+
+    key_field: str
+
+    def schema(
+        self, inputs: KeyedInput, base: dict[str, Any], *, reason_first: bool = False
+    ) -> dict[str, Any]:
+        """`base` with `verdicts` narrowed to the keys of `inputs` (with `reason_first`, a
+        verdict without a rationale gets one, asked before the verdict)."""
+        ids = key_ids(list(inputs.expected_keys()))
+        schema = copy.deepcopy(base)
+        listing = schema["properties"]["verdicts"]
+        defs = schema.get("$defs", {})
+        name = listing["items"]["$ref"].rsplit("/", 1)[-1]
+        item = defs.pop(name)
+        item["properties"].pop(self.key_field)
+        item["required"] = [r for r in item.get("required", []) if r != self.key_field]
+        item["additionalProperties"] = False
+        if reason_first and "reason" not in item["properties"]:
+            item["properties"] = {"reason": dict(_REASON), **item["properties"]}
+            item["required"] = ["reason", *item["required"]]
+        schema["properties"]["verdicts"] = {
+            "type": "object",
+            "description": listing.get("description", "One verdict per key, by its key."),
+            "properties": {key: copy.deepcopy(item) for key in ids},
+            "required": ids,
+            "additionalProperties": False,
+        }
+        if not defs:
+            schema.pop("$defs", None)
+        return schema
+
+    def decode(self, inputs: KeyedInput, data: Any) -> Any:
+        """Verdicts given as an object of keys read back as a list of keyed verdicts."""
+        if not isinstance(data, dict):
+            return data
+        keys = list(inputs.expected_keys())
+        by_id = dict(zip(key_ids(keys), keys, strict=True))
+        verdicts = data.get("verdicts")
+        if isinstance(verdicts, dict):
+            items = [
+                {**value, self.key_field: by_id.get(name, name)}
+                if isinstance(value, dict)
+                else value
+                for name, value in verdicts.items()
+            ]
+            return {**data, "verdicts": items}
+        if isinstance(verdicts, list):
+            items = [
+                {**item, self.key_field: by_id[item[self.key_field]]}
+                if isinstance(item, dict)
+                and isinstance(item.get(self.key_field), str)
+                and item[self.key_field] in by_id
+                and item[self.key_field] not in keys
+                else item
+                for item in verdicts
+            ]
+            return {**data, "verdicts": items}
+        return data
 
 
 def ratio(hits: int, errors: int, empty_note: str) -> tuple[float, str | None]:

@@ -23,7 +23,7 @@ from convoeval.metrics._conversation import (
     share_reason,
     users,
 )
-from convoeval.metrics._keyed import keyed_check
+from convoeval.metrics._keyed import KeyedVerdicts, keyed_check
 from convoeval.metrics._registry import facade_of, register
 from convoeval.schema import MultiTurnSample
 from convoeval.schema.render import quote
@@ -102,7 +102,7 @@ INTENTIONS = Step(
 )
 VERDICTS = Step(
     "conversation_completeness.verdicts",
-    1,
+    2,
     "You check whether an AI assistant satisfied what the user wanted by the end of a "
     "conversation. An intention is satisfied when the assistant did or answered what was "
     "wanted, or the user's need was met otherwise; one refused, dropped or only partly handled "
@@ -111,6 +111,7 @@ VERDICTS = Step(
     "conversation:\n{targets}\n\n{transcript}",
     CompletenessVerdicts,
     check=keyed_check("intention"),
+    shape=KeyedVerdicts("intention"),
 )
 
 

@@ -16,7 +16,7 @@ from convoeval.judges.base import Judge
 from convoeval.judges.step import OfflineKit, Step, StepInput, Window
 from convoeval.metrics._base import Ask, Metric, MetricResult, concurrently
 from convoeval.metrics._facade import DeepEvalFacade
-from convoeval.metrics._keyed import keyed_check
+from convoeval.metrics._keyed import KeyedVerdicts, keyed_check
 from convoeval.metrics._registry import facade_of, register
 from convoeval.schema import Exchange, MultiTurnSample, split_exchanges
 from convoeval.schema.render import render_message
@@ -94,12 +94,13 @@ def _offline(inputs: RelevancyInput, kit: OfflineKit) -> RelevancyVerdicts:
 
 VERDICTS = Step(
     "conversation_relevancy.verdicts",
-    2,
+    3,
     INSTRUCTIONS,
     TEMPLATE,
     RelevancyVerdicts,
     offline=_offline,
     check=keyed_check("exchange"),
+    shape=KeyedVerdicts("exchange"),
 )
 
 

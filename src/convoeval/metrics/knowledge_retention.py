@@ -26,7 +26,7 @@ from convoeval.metrics._conversation import (
     share_reason,
     users,
 )
-from convoeval.metrics._keyed import keyed_check
+from convoeval.metrics._keyed import KeyedVerdicts, keyed_check
 from convoeval.metrics._registry import facade_of, register
 from convoeval.schema import MultiTurnSample
 from convoeval.schema.render import quote
@@ -106,7 +106,7 @@ FACTS = Step(
 )
 VERDICTS = Step(
     "knowledge_retention.verdicts",
-    1,
+    2,
     "You check whether an AI assistant keeps in mind what the user told it. A reply loses "
     "knowledge when it asks again for something the user already said, contradicts or misstates "
     "it, or acts as if it had not been said where it matters. A reply that needs none of the "
@@ -116,6 +116,7 @@ VERDICTS = Step(
     "{transcript}",
     RetentionVerdicts,
     check=keyed_check("message"),
+    shape=KeyedVerdicts("message"),
 )
 
 

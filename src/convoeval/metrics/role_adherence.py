@@ -24,7 +24,7 @@ from convoeval.metrics._conversation import (
     replies,
     share_reason,
 )
-from convoeval.metrics._keyed import keyed_check
+from convoeval.metrics._keyed import KeyedVerdicts, keyed_check
 from convoeval.metrics._registry import facade_of, register
 from convoeval.schema import MultiTurnSample
 from convoeval.schema.render import fenced
@@ -61,7 +61,7 @@ class RoleInput(StepInput):
 
 VERDICTS = Step(
     "role_adherence.verdicts",
-    1,
+    2,
     "You check whether an AI assistant keeps to the role it was given: its persona, voice, "
     "scope and limits. A reply breaks the role when it speaks out of character, does what the "
     "role rules out, or drops the role because the user pushed it to. The role and the "
@@ -70,6 +70,7 @@ VERDICTS = Step(
     "{transcript}",
     RoleVerdicts,
     check=keyed_check("message"),
+    shape=KeyedVerdicts("message"),
 )
 
 

@@ -58,6 +58,7 @@ _JUDGE_OPTIONS = {
     "cache": "cache",
     "timeout": "timeout",
     "retry_budget": "retry_budget",
+    "reason_first": "reason_first",
 }
 
 
@@ -70,6 +71,7 @@ class RunOptions(TypedDict, total=False):
     cache: bool | None
     timeout: float | None
     retry_budget: float | None
+    reason_first: bool | None
     base_url: str | None
     api_key: str | None
     show_progress: bool
@@ -111,7 +113,8 @@ async def aevaluate(
     CSV, Parquet; any layout) or an iterable of `MultiTurnSample`, `ConversationalTestCase` or
     dicts. `metrics`: instances, names or `NAME:key=value,...` specs; None picks every metric the
     data and the judge support. `judge`: a Judge, a spec ('offline', 'openai/MODEL') or None.
-    `max_concurrency`, `cache`, `timeout`, `retry_budget`, `base_url`, `api_key` configure a
+    `max_concurrency`, `cache`, `timeout`, `retry_budget`, `reason_first`, `base_url`, `api_key`
+    configure a
     judge built from a spec (refused with a Judge object, which carries its own).
     `format`, `messages_field`, `fields` say how to read records; `limit` keeps the first N;
     `reference_topics` is given to every record that has none; `skip_invalid` scores the valid
