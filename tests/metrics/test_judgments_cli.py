@@ -1,7 +1,8 @@
 """The conversation judgments of issue 13 end to end: `convoeval run` over HTTP with structured
-output against the scripted server on 127.0.0.1 (exact scores and request counts), the role
-pre-check before any request, the offline judge refused; one step through the real LLM
-(llama.cpp serving SmolLM2: plumbing, about 10 s; a keyed role-adherence step took 106 s there)."""
+output against the scripted server on 127.0.0.1 (exact scores, columns such as `geval_tone`, and
+request counts), the role pre-check before any request, the offline judge refused; one step
+through the real LLM (llama.cpp serving SmolLM2: plumbing, about 10 s; a keyed role-adherence step
+took 106 s there)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,10 +63,12 @@ def _record(i: int, role: str | None) -> dict[str, Any]:
     return record
 
 
-def _run(tmp_path: Path, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def _run(
+    tmp_path: Path, url: str, *extra: str, names: Sequence[str] = NAMES
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CONVOEVAL_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("OPENAI_API_KEY", None)
-    metrics = [arg for name in NAMES for arg in ("-m", name)]
+    metrics = [arg for name in names for arg in ("-m", name)]
     command = [
         sys.executable, "-m", "convoeval.cli", "run", "d.jsonl", *metrics,
         "--judge", "openai/test-model", "--base-url", url, "--api-key", "sk-test",
@@ -94,6 +98,27 @@ def test_cli_scores_every_judgment_over_http(tmp_path: Path, fault_server: Fault
     # 2 + 1 + 2 + 1 + 1 requests per conversation, each with its step's schema.
     assert fault_server.attempts == 14
     assert all(b["response_format"]["type"] == "json_schema" for b in fault_server.bodies)
+
+
+def test_cli_scores_conversational_geval_under_its_own_column(
+    tmp_path: Path, fault_server: FaultServer
+) -> None:
+    def grade(body: dict[str, Any]) -> dict[str, Any]:
+        prompt = body["messages"][-1]["content"]
+        return {"score": 8 if "We open at 9," in prompt else 3, "reason": "scripted"}
+
+    fault_server.responder = grade
+    lines = [json.dumps(_record(i, None)) for i in range(2)]
+    (tmp_path / "d.jsonl").write_text("\n".join(lines) + "\n")
+    spec = "conversational_geval:name=Tone,criteria=Warm and calm"
+    done = _run(tmp_path, fault_server.url, names=[spec])
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert [r["scores"] for r in rows] == [{"geval_tone": 0.8}, {"geval_tone": 0.3}]
+    assert rows[0]["reasons"]["geval_tone"] == "8/10: scripted"
+    assert fault_server.attempts == 2  # one request per conversation
+    prompt = fault_server.bodies[0]["messages"][-1]["content"]
+    assert 'Criteria "Tone": "Warm and calm"' in prompt
 
 
 def test_a_record_without_a_role_stops_the_run_before_any_request(
