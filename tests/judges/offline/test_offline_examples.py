@@ -9,6 +9,7 @@ way a user would read them, so a change to the calibration that flips any of the
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -134,3 +135,20 @@ def test_topic_adherence_scores_follow_the_verdicts(rows: dict[str, dict[str, An
     scores = {i: row["scores"]["topic_adherence"] for i, row in rows.items()}
     assert scores.pop("answers-off-topic-recipe") == pytest.approx(2 / 3)
     assert set(scores.values()) == {1.0}
+
+
+def test_an_irrelevant_reply_gets_the_offline_reason(rows: dict[str, dict[str, Any]]) -> None:
+    """Issue 12 item 15: the offline relevancy reason says why, in the row and in its summary."""
+    row = rows["irrelevant-warranty-reply"]
+    first, second = sorted(
+        row["details"]["conversation_relevancy"]["verdicts"], key=lambda v: v["exchange"]
+    )
+    found = re.fullmatch(
+        r"the reply has little in common with the request \(offline relevance (0\.\d\d) < 0\.50\)",
+        first["reason"],
+    )
+    assert found and float(found.group(1)) < 0.5, first["reason"]
+    assert second["reason"] == ""
+    assert row["reasons"]["conversation_relevancy"] == (
+        f"1 of 2 replies were relevant; not relevant: exchange 0: {first['reason']}."
+    )
