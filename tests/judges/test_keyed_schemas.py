@@ -54,6 +54,13 @@ def _topic_server(server: FaultServer) -> FaultServer:
     return server
 
 
+def _item(schema: dict[str, Any], key: str) -> dict[str, Any]:
+    """The verdict schema a key of the narrowed `verdicts` object points at."""
+    ref = schema["properties"]["verdicts"]["properties"][key]["$ref"]
+    item: dict[str, Any] = schema["$defs"][ref.rsplit("/", 1)[-1]]
+    return item
+
+
 def _keyed_steps() -> list[Any]:
     return [s for cls in METRICS.values() for s in cls.steps if s.shape is not None]
 
@@ -92,11 +99,12 @@ def test_the_topic_schema_names_exactly_the_asked_ids(fault_server: FaultServer)
         ("topic_adherence_in_scope", "in_scope"),
     ):
         body = bodies[name]
-        verdicts = body["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]
+        schema = body["response_format"]["json_schema"]["schema"]
+        verdicts = schema["properties"]["verdicts"]
         assert verdicts["type"] == "object"
         assert list(verdicts["properties"]) == verdicts["required"] == ["T1", "T2"]
         assert verdicts["additionalProperties"] is False
-        item = verdicts["properties"]["T1"]
+        item = _item(schema, "T1")
         assert list(item["properties"]) == [field] and item["additionalProperties"] is False
         prompt = body["messages"][1]["content"]
         assert '- T1: "parcel delivery"\n- T2: "stock picks"' in prompt
@@ -125,9 +133,8 @@ def test_exchange_numbers_are_the_keys_of_the_relevancy_schema() -> None:
     assert [v["exchange"] for v in result.details["verdicts"]] == [0, 1]
     assert "exchange 1: off" in (result.reason or "")
     (call,) = judge.calls
-    verdicts = call.schema["properties"]["verdicts"]
-    assert verdicts["required"] == ["0", "1"]
-    assert set(verdicts["properties"]["0"]["properties"]) == {"relevant", "reason"}
+    assert call.schema["properties"]["verdicts"]["required"] == ["0", "1"]
+    assert set(_item(call.schema, "0")["properties"]) == {"relevant", "reason"}
 
 
 def test_list_form_answers_still_count_and_ids_map_back_to_labels() -> None:
@@ -218,7 +225,7 @@ def test_reason_first_orders_the_rationale_before_the_verdict(
         for b in fault_server.bodies
         if b["response_format"]["json_schema"]["name"] == "topic_adherence_answered"
     )
-    item = answered["properties"]["verdicts"]["properties"]["T1"]
+    item = _item(answered, "T1")
     if reason_first:  # a verdict without a rationale gets one, asked first
         assert list(item["properties"]) == item["required"] == ["reason", "answered"]
     else:
@@ -226,7 +233,7 @@ def test_reason_first_orders_the_rationale_before_the_verdict(
     relevancy = VERDICTS.request_schema(
         ConversationRelevancy()._inputs(SAMPLE, *_judged(SAMPLE)), reason_first=reason_first
     )
-    order = list(relevancy["properties"]["verdicts"]["properties"]["0"]["properties"])
+    order = list(_item(relevancy, "0")["properties"])
     assert order == (["reason", "relevant"] if reason_first else ["relevant", "reason"])
     goal = AgentGoalAccuracyWithReference.steps[0].request_schema({}, reason_first=reason_first)
     assert (next(iter(goal["properties"])) == "reason") is reason_first

@@ -91,9 +91,8 @@ class KeyedVerdicts:
         ids = key_ids(list(inputs.expected_keys()))
         schema = copy.deepcopy(base)
         listing = schema["properties"]["verdicts"]
-        defs = schema.get("$defs", {})
-        name = listing["items"]["$ref"].rsplit("/", 1)[-1]
-        item = defs.pop(name)
+        ref = listing["items"]["$ref"]
+        item = schema["$defs"][ref.rsplit("/", 1)[-1]]  # narrowed in place: the list is replaced
         item["properties"].pop(self.key_field)
         item["required"] = [r for r in item.get("required", []) if r != self.key_field]
         item["additionalProperties"] = False
@@ -103,12 +102,10 @@ class KeyedVerdicts:
         schema["properties"]["verdicts"] = {
             "type": "object",
             "description": listing.get("description", "One verdict per key, by its key."),
-            "properties": {key: copy.deepcopy(item) for key in ids},
+            "properties": {key: {"$ref": ref} for key in ids},  # one shared definition
             "required": ids,
             "additionalProperties": False,
         }
-        if not defs:
-            schema.pop("$defs", None)
         return schema
 
     def decode(self, inputs: KeyedInput, data: Any) -> Any:
