@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convoeval.judges import OpenAIJudge
-from convoeval.metrics import KnowledgeRetention, UserFrustration
+from convoeval.metrics import (
+    ConversationalCriteria,
+    KnowledgeRetention,
+    RoleAdherence,
+    UserFrustration,
+)
 
 if TYPE_CHECKING:
     from conftest import FaultServer
@@ -148,6 +153,31 @@ async def test_user_frustration_through_the_real_llm(llama_server: str) -> None:
     assert result.error is None and result.value in (0.0, 0.5, 1.0)
     assert result.details["frustration"] in ("none", "resolved", "unresolved")
     assert result.usage.requests >= 1 and result.usage.prompt_tokens > 0
+
+
+async def test_keyed_role_verdicts_and_criteria_through_the_real_llm(llama_server: str) -> None:
+    """Plumbing with the real model: the role step's schema names the one reply asked and every
+    string is bounded, so with max_tokens above that bound both metrics score in one request."""
+    sample = {
+        "user_input": [
+            {"type": "human", "content": "Name a fruit."},
+            {"type": "ai", "content": "An apple is a fruit."},
+        ],
+        "chatbot_role": "A helpful tutor.",
+    }
+    criteria = ConversationalCriteria(name="Polite", criteria="The assistant is polite.")
+    results = []
+    for metric in (RoleAdherence(), criteria):
+        judge = OpenAIJudge("smollm2", base_url=llama_server, cache=False, max_tokens=400)
+        try:
+            results.append(await metric.score(sample, judge=judge))
+        finally:
+            await judge.aclose()
+    for result in results:
+        assert result.error is None and result.value is not None and 0.0 <= result.value <= 1.0
+        assert result.usage.requests == 1  # no re-ask, no retry
+    role = results[0]
+    assert [v["message"] for v in role.details["verdicts"]] == [1]  # the one reply, by number
 
 
 async def test_user_frustration_over_http(fault_server: FaultServer) -> None:
