@@ -194,9 +194,9 @@ def test_raise_exceptions_raises_a_judge_failure(fault_server: Any) -> None:
 def test_judge_options_with_a_judge_object_are_refused_not_dropped() -> None:
     judge = FakeJudge({})
     samples = [tool_sample(0)]
-    with pytest.raises(UsageError, match="max_concurrency configure a judge built from a spec"):
+    with pytest.raises(UsageError, match="max_concurrency configures a judge built from a spec"):
         evaluate(samples, ["topic_adherence"], judge, max_concurrency=3, show_progress=False)
-    with pytest.raises(UsageError, match="cache configure a judge built from a spec"):
+    with pytest.raises(UsageError, match="cache configures a judge built from a spec"):
         evaluate(samples, ["topic_adherence"], judge, cache=False, show_progress=False)
     with pytest.raises(UsageError, match="a Judge object carries its own settings"):
         evaluate(samples, ["topic_adherence"], judge, timeout=5.0, show_progress=False)

@@ -137,7 +137,8 @@ async def aevaluate(
     named = sorted(name for name in _JUDGE_OPTIONS if options.get(name) is not None)
     if named and judge is not None and not isinstance(judge, str):
         raise UsageError(
-            f"{', '.join(named)} configure a judge built from a spec; a Judge object carries "
+            f"{', '.join(named)} {'configures' if len(named) == 1 else 'configure'} a judge "
+            "built from a spec; a Judge object carries "
             "its own settings (e.g. OpenAIJudge(model, concurrency=4, cache=False))"
         )
     source = Source(
