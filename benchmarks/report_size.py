@@ -65,11 +65,18 @@ def measure(base: list[MultiTurnSample], count: int, directory: Path) -> dict[st
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--counts", type=int, nargs="+", default=[200, 2000])
     parser.add_argument("--data", type=Path, default=DATA)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if not args.data.is_file():
+        print(
+            f"report_size.py: missing data: {args.data}\n  The tau-bench trajectories live in "
+            f"{DATA.parent} (see its README.md); give another copy with --data.",
+            file=sys.stderr,
+        )
+        return 2
     base = tau_samples(args.data)
     print(
         "| conversations | page MB | bytes / row | conversation JSON bytes / row | "
@@ -83,7 +90,8 @@ def main() -> None:
                 f"| {count} | {m['bytes'] / 1e6:.2f} | {m['per_row']:.0f} | "
                 f"{m['content_per_row']:.0f} | {m['overhead_per_row']:.0f} | {m['seconds']:.2f} |"
             )
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
