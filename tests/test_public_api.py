@@ -43,6 +43,9 @@ EXPECTED = {
     "ToolUseMetric",
     "TrialsSummary",
     "trials_summary",
+    # Agreement with human labels (issue 15).
+    "agree",
+    "AgreementReport",
     "__version__",
     # The error tree: every "your input is wrong" error is a ConvoevalError.
     "ConvoevalError",
@@ -113,6 +116,62 @@ def test_the_runner_exports_only_what_users_need() -> None:
         "make_progress",
         "meta_path",
         "read_meta",
+    }
+
+
+def test_the_schema_exports_the_conversation_types() -> None:
+    import convoeval.schema
+
+    assert set(convoeval.schema.__all__) == {
+        "AIMessage",
+        "ConversationalTestCase",
+        "Exchange",
+        "FunctionSpec",
+        "HumanMessage",
+        "LLMTestCase",
+        "Message",
+        "ModelTestCase",
+        "MultiTurnSample",
+        "SystemMessage",
+        "ToolCall",
+        "ToolMessage",
+        "ToolSpec",
+        "Turn",
+        "split_exchanges",
+    }
+
+
+def test_the_report_exports_the_table_the_page_and_their_helpers() -> None:
+    import convoeval.report
+
+    assert set(convoeval.report.__all__) == {
+        "judge_label",
+        "render_report",
+        "safe_json",
+        "summary_table",
+        "usage_text",
+        "write_report",
+    }
+
+
+def test_the_integrations_export_only_their_error() -> None:
+    import convoeval.integrations
+
+    assert set(convoeval.integrations.__all__) == {"ConversionError"}
+
+
+def test_the_offline_judge_exports_the_judge_and_its_kit() -> None:
+    import convoeval.judges.offline
+
+    assert set(convoeval.judges.offline.__all__) == {
+        "Embedder",
+        "ModelIntegrityError",
+        "OfflineJudge",
+        "OfflineKit",
+        "Request",
+        "Window",
+        "get_embedder",
+        "get_kit",
     }
 
 
