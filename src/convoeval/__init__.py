@@ -35,6 +35,7 @@ from convoeval.runner import (
     aevaluate,
     evaluate,
 )
+from convoeval.runner.agreement import AgreementReport, agree
 from convoeval.runner.trials import TrialsSummary, trials_summary
 from convoeval.schema import (
     AIMessage,
@@ -66,6 +67,7 @@ __all__ = [
     "AIMessage",
     "AgentGoalAccuracyWithReference",
     "AgentGoalAccuracyWithoutReference",
+    "AgreementReport",
     "ConversationCompletenessMetric",
     "ConversationRelevancyMetric",
     "ConversationalGEval",
@@ -104,6 +106,7 @@ __all__ = [
     "UserFrustration",
     "__version__",
     "aevaluate",
+    "agree",
     "evaluate",
     "trials_summary",
 ]
