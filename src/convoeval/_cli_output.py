@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 from rich.console import Console
 
-from convoeval.runner._plan import plural
+from convoeval._text import plural
 
 if TYPE_CHECKING:
     from convoeval.runner import EvaluationResult

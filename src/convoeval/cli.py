@@ -19,9 +19,9 @@ from convoeval._cli_output import (
     split_metrics,
     trials_of,
 )
+from convoeval._text import plural
 from convoeval._version import VERSION
 from convoeval.io.records import FORMATS as DATA_FORMATS
-from convoeval.runner._plan import plural
 
 FORMATS = click.Choice(list(DATA_FORMATS))
 FORMAT_OPTION = click.option(

@@ -94,6 +94,13 @@ def test_empty_denominator_is_one_with_a_note() -> None:
     assert "counted as 1.0" in result.details["notes"][0]
 
 
+def test_the_reason_counts_topics_in_the_singular_and_plural() -> None:
+    one = _score(_judge([("parcel", True, True)]))
+    assert one.reason == "1 topic: 1 in scope and answered."
+    two = _score(_judge([("parcel", True, True), ("stocks", False, False)]))
+    assert two.reason == "2 topics: 1 in scope and answered; 1 out of scope and declined."
+
+
 def test_no_topics_is_unscored() -> None:
     judge = FakeJudge({EXTRACT.name: [{"topics": []}]})
     result = _score(judge)

@@ -27,6 +27,19 @@ def test_repr_html_is_the_summary_and_first_rows_escaped(tmp_path: Path) -> None
     assert "more rows" not in html
 
 
+def test_one_record_is_said_in_the_singular(tmp_path: Path) -> None:
+    from convoeval.report import summary_table
+
+    (tmp_path / "one").mkdir()
+    (tmp_path / "more").mkdir()
+    one = many_results(tmp_path / "one", 1)
+    assert repr(one).startswith("EvaluationResult(1 record; ")
+    assert summary_table(one).title == "convoeval: 1 record"
+    assert "<strong>convoeval</strong>: 1 record, " in one._repr_html_()
+    more = many_results(tmp_path / "more", ROWS_SHOWN + 1)._repr_html_()
+    assert "1 more row: <code>" in more
+
+
 def test_long_results_show_the_first_rows_and_say_how_many_more(tmp_path: Path) -> None:
     html = many_results(tmp_path, 25)._repr_html_()
     assert html.count("<bdi>many-") == ROWS_SHOWN

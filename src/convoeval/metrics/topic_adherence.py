@@ -357,7 +357,9 @@ def _extract_inputs(sample: MultiTurnSample, transcript: str) -> list[ExtractInp
 
 
 def _reason(rows: list[dict[str, Any]], counts: dict[str, int]) -> str:
-    parts = [f"{len(rows)} topics: {counts['tp']} in scope and answered"]
+    from convoeval._text import plural
+
+    parts = [f"{len(rows)} {plural(len(rows), 'topic')}: {counts['tp']} in scope and answered"]
     if counts["tn"]:
         parts.append(f"{counts['tn']} out of scope and declined")
     wrong_answers = [r["topic"] for r in rows if r["answered"] and not r["in_scope"]]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from itertools import islice
 
+from convoeval._text import plural
 from convoeval.report.html import score_cell, summary_html
 from convoeval.report.parts import esc, name
 from convoeval.runner.results import EvaluationResult
@@ -30,13 +31,14 @@ def result_html(result: EvaluationResult, rows: int = ROWS_SHOWN) -> str:
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     more = len(result) - len(body)
     tail = (
-        f"<p>{more} more rows: <code>result.to_pandas()</code> or "
+        f"<p>{more} more {plural(more, 'row')}: <code>result.to_pandas()</code> or "
         "<code>convoeval report</code> for all of them.</p>"
         if more > 0
         else ""
     )
     return (
-        f'<div class="convoeval-result"><p><strong>convoeval</strong>: {len(result)} records, '
+        f'<div class="convoeval-result"><p><strong>convoeval</strong>: {len(result)} '
+        f"{plural(len(result), 'record')}, "
         f"results in <code>{name(result.path)}</code></p>{summary_html(result)}"
         f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{tail}</div>"
     )

@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
+from convoeval._text import plural
 from convoeval.runner.results import EvaluationResult
 
 
@@ -24,7 +25,7 @@ def _pass_rate(stats: dict[str, Any]) -> str:
 
 def summary_table(result: EvaluationResult) -> Table:
     """One row per metric: mean, std, scored / unscored / failed counts, pass rate."""
-    table = Table(title=f"convoeval: {len(result)} records")
+    table = Table(title=f"convoeval: {len(result)} {plural(len(result), 'record')}")
     table.add_column("metric")
     for name in ("mean", "std", "scored", "unscored", "failed"):
         table.add_column(name, justify="right")

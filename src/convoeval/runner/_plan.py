@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from convoeval._text import plural
 from convoeval.errors import ConvoevalError
 from convoeval.judges import Judge, resolve_judge
 from convoeval.metrics import METRICS, Metric, as_metric, get_metric
@@ -252,11 +253,6 @@ def plan_judges(
             f"{'it' if len(blocked) == 1 else 'them'} out"
         )
     return JudgePlan(main, per_metric)
-
-
-def plural(count: int, noun: str) -> str:
-    """`noun` or its plural (an added s) for `count`."""
-    return noun if count == 1 else f"{noun}s"
 
 
 def metric_entry(metric: Metric, judge_identity: str | None) -> MetricRecord:

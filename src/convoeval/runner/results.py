@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from convoeval._text import plural
 from convoeval.judges.base import Usage
 from convoeval.runner._plan import UsageError
 from convoeval.runner._resume import iter_rows, read_meta, read_rows
@@ -248,4 +249,5 @@ class EvaluationResult:
                 f"failed={s['failed']}"
             )
         body = "; ".join(parts) or "no metrics"
-        return f"EvaluationResult({len(self)} records; {body}; results={str(self.path)!r})"
+        records = f"{len(self)} {plural(len(self), 'record')}"
+        return f"EvaluationResult({records}; {body}; results={str(self.path)!r})"
