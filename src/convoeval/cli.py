@@ -82,7 +82,8 @@ def validate(
     max_errors: int,
 ) -> None:
     """Check every record of DATA; print FILE:LINE: problem for each invalid one."""
-    from convoeval.io import DataFileError, read_records
+    from convoeval.errors import ConvoevalError
+    from convoeval.io import read_records
     from convoeval.io.records import UNKNOWN_LAYOUT
 
     total = invalid = printed = same_layout = 0
@@ -91,7 +92,7 @@ def validate(
         records = read_records(
             data, format=layout, messages_field=messages_field, fields=fields(field_paths)
         )
-    except ValueError as exc:
+    except ConvoevalError as exc:  # anything else is a bug: its traceback shows
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     try:
@@ -108,7 +109,7 @@ def validate(
                     if printed < max_errors:
                         click.echo(line, err=True)
                     printed += 1
-    except DataFileError as exc:
+    except ConvoevalError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     noun = "record" if total == 1 else "records"

@@ -122,6 +122,54 @@ def test_bad_read_options_are_usage_errors(tmp_path: Path) -> None:
     assert done.returncode == 2 and "expected NAME=PATH" in done.stderr
 
 
+def test_bad_field_options_are_one_line_input_errors(tmp_path: Path) -> None:
+    """A ConvoevalError from io (not any ValueError) is "your input is wrong": exit 2, one line."""
+    data = tmp_path / "good.jsonl"
+    data.write_text(json.dumps(GOOD) + "\n")
+    for option, message in (
+        ("score=a.b", "error: fields: cannot map 'score': use a sample field"),
+        ("reference=a..b", "error: fields['reference']: 'a..b' is not a dotted path such as"),
+    ):
+        done = _convoeval("validate", str(data), "--field", option)
+        assert (done.returncode, done.stdout) == (2, ""), done.stderr
+        assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith(message)
+    done = _convoeval("validate", str(data), "--format", "csv")
+    assert done.returncode == 2 and "Invalid value for '--format'" in done.stderr
+
+
+def test_bad_read_options_from_python_are_convoeval_errors(tmp_path: Path) -> None:
+    from convoeval.errors import ConvoevalError
+    from convoeval.io import read_records
+
+    data = tmp_path / "good.jsonl"
+    data.write_text(json.dumps(GOOD) + "\n")
+    bad_options = [
+        lambda: read_records(data, format="csv"),
+        lambda: read_records(data, fields={"score": "a.b"}),
+        lambda: read_records(data, messages_field="a."),
+    ]
+    for read in bad_options:
+        with pytest.raises(ConvoevalError) as caught:
+            read()
+        assert isinstance(caught.value, ValueError)  # `except ValueError` callers still work
+
+
+def test_a_bug_in_validate_shows_its_traceback_instead_of_invalid_input(tmp_path: Path) -> None:
+    (tmp_path / "d.jsonl").write_text(json.dumps(GOOD) + "\n")
+    code = (
+        "import convoeval.io as io\n"
+        "def broken(*a, **k): raise ValueError('an internal bug')\n"
+        "io.read_records = broken\n"
+        "from convoeval.cli import main\n"
+        "main(['validate', 'd.jsonl'])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1
+    assert "Traceback" in done.stderr and "ValueError: an internal bug" in done.stderr
+
+
 @pytest.mark.parametrize("content", ["", "\n\n", "[]"])
 def test_an_empty_file_has_nothing_to_check(tmp_path: Path, content: str) -> None:
     """Issue 12 item 7: not '0 records, all valid' but an input error (exit 2)."""

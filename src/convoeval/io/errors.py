@@ -1,5 +1,6 @@
-"""Errors of dataset reading and writing: a bad record (`DataError`), an unusable file, or
-input that a layout parser or framework converter cannot map (`ConversionError`)."""
+"""Errors of dataset reading and writing: a bad record (`DataError`), an unusable file, a bad
+reading or writing option (`OptionError`), or input that a layout parser or framework converter
+cannot map (`ConversionError`)."""
 
 from __future__ import annotations
 
@@ -31,3 +32,7 @@ class ConversionError(ConvoevalError, ValueError):
     def __init__(self, problems: Sequence[str]) -> None:
         self.problems = list(problems)
         super().__init__("\n".join(self.problems))
+
+
+class OptionError(ConvoevalError, ValueError):
+    """A bad reading or writing option (format, layout, messages_field, fields), named in it."""

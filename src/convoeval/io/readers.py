@@ -45,7 +45,7 @@ def read_records(
     `messages_field` (a dotted path to the conversation) and `fields` (sample field or
     `metadata.KEY` -> dotted path) read other layouts; see `convoeval.io.remap`.
     Raises `DataFileError` (naming the file) when the file itself cannot be read, and at the end
-    when it holds no record at all; `ValueError` for a bad option.
+    when it holds no record at all; `OptionError` (a `ValueError`) for a bad option.
     """
     check_format(format)
     options = make_remap(messages_field, fields)

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from convoeval.io._convert import kind as json_kind
 from convoeval.io.deepeval_layout import deepeval_to_sample, sample_to_deepeval
-from convoeval.io.errors import ConversionError, DataError
+from convoeval.io.errors import ConversionError, DataError, OptionError
 from convoeval.io.langchain_layout import from_langchain_dicts, is_langchain_dicts
 from convoeval.io.openai_layout import from_openai_messages, to_openai_messages
 from convoeval.io.remap import Remap, make_remap, messages_hint, remap
@@ -77,13 +77,13 @@ class Record:
 def check_format(format: str) -> None:
     """Reject an unknown `format=` value early, with the allowed ones."""
     if format not in FORMATS:
-        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
+        raise OptionError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
 
 
 def check_layout(layout: str) -> None:
     """Reject an unknown `layout=` value early, with the allowed ones."""
     if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+        raise OptionError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
 
 
 def convert(
@@ -97,7 +97,7 @@ def convert(
 
     The record is first held to the rules of strict JSON (`io.strict_json`: nesting depth,
     finite numbers), as every reader does. `messages_field` and `fields` read other layouts
-    (see `io.remap`); a bad option raises `ValueError`.
+    (see `io.remap`); a bad option raises `OptionError` (a `ValueError`).
     """
     options = make_remap(messages_field, fields)
     problems = problems_of(data)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from convoeval.io._convert import arguments
+from convoeval.io.errors import OptionError
 from convoeval.schema.sample import MultiTurnSample
 
 _CONVERSATION_KEYS = ("user_input", "messages", "turns")
@@ -38,7 +39,7 @@ class Remap:
 
 
 def make_remap(messages_field: str | None, fields: Mapping[str, str] | None) -> Remap | None:
-    """The checked options, or None when neither is given; `ValueError` names a bad one."""
+    """The checked options, or None when neither is given; `OptionError` names a bad one."""
     if not messages_field and not fields:
         return None
     targets = [name for name in MultiTurnSample.model_fields if name != "user_input"]
@@ -51,7 +52,7 @@ def make_remap(messages_field: str | None, fields: Mapping[str, str] | None) -> 
             if name in _CONVERSATION_KEYS:  # mapped by messages_field, not by a lookalike field
                 close = []
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(
+            raise OptionError(
                 f"fields: cannot map {name!r}{hint}: use a sample field "
                 f"({', '.join(targets)}) or metadata.KEY"
             )
@@ -133,7 +134,7 @@ def _plain_id(value: Any) -> Any:
 
 def _check_path(what: str, path: Any) -> None:
     if not isinstance(path, str) or not all(path.split(".")):
-        raise ValueError(f"{what}: {path!r} is not a dotted path such as 'info.task.actions'")
+        raise OptionError(f"{what}: {path!r} is not a dotted path such as 'info.task.actions'")
 
 
 def _conversation_key(messages: Any, format: str) -> str:

@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable
 from typing import IO
 
-from convoeval.io.errors import DataFileError
+from convoeval.io.errors import DataFileError, OptionError
 from convoeval.io.files import file_kind, open_text
 from convoeval.io.parquet_io import write_parquet
 from convoeval.io.records import check_layout, ensure_sample, sample_to_record
@@ -32,7 +32,7 @@ def write_samples(
     target = os.fspath(path)
     kind, compressed = file_kind(target)
     if kind in ("csv", "parquet") and layout != "ragas":
-        raise ValueError(
+        raise OptionError(
             f"{kind} files hold the Ragas layout (a JSON user_input column); "
             f"write layout={layout!r} as .jsonl or .json"
         )
