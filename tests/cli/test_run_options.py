@@ -125,6 +125,45 @@ def test_metric_options_are_checked_against_the_constructor(tmp_path: Path) -> N
     assert typo.returncode == 2 and "did you mean 'tool_call_f1'?" in typo.stderr
 
 
+def test_metric_option_values_are_checked_by_the_parameter_type(tmp_path: Path) -> None:
+    _write(tmp_path / "d.jsonl", 1)
+    refused = {
+        "tool_call_accuracy:strict_order=no": (
+            "metric tool_call_accuracy: strict_order must be true or false, not 'no'"
+        ),
+        "turn_relevancy:window_size=2.5": "window_size must be a whole number, not '2.5'",
+        "tool_call_f1:threshold=high": "tool_call_f1: threshold must be a number, not 'high'",
+        "topic_adherence:mode=recal": "mode must be one of f1, precision, recall, not 'recal'",
+        "tool_call_accuracy:arg_comparator=len": (
+            "metric tool_call_accuracy: arg_comparator takes a function, so it can only be set "
+            "in Python (ToolCallAccuracy(arg_comparator=...)), not on the command line"
+        ),
+        "tool_call_accuracy:strict=0": (
+            "metric tool_call_accuracy: no option 'strict'; accepted options: strict_order, "
+            "threshold\n"
+        ),
+    }
+    for spec, message in refused.items():
+        done = _convoeval("run", "d.jsonl", "-m", spec, cwd=tmp_path)
+        assert (done.returncode, done.stdout) == (2, ""), (spec, done.stderr)
+        assert message in done.stderr, (spec, done.stderr)
+    spec = "tool_call_accuracy:strict_order=TRUE"
+    done = _convoeval("run", "d.jsonl", "-m", spec, "-o", "r.jsonl", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    meta = json.loads((tmp_path / "r.jsonl.meta.json").read_text())
+    assert meta["metrics"][0]["config"]["strict_order"] is True
+    # One record: the summary table's title says so in the singular.
+    assert done.stdout.splitlines()[0].strip() == "convoeval: 1 record"
+
+
+def test_a_bad_field_option_to_run_is_a_one_line_input_error(tmp_path: Path) -> None:
+    _write(tmp_path / "d.jsonl", 1)
+    done = _convoeval("run", "d.jsonl", "-m", "tool_call_f1", "--field", "score=a.b", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert len(done.stderr.splitlines()) == 1
+    assert done.stderr.startswith("error: fields: cannot map 'score': use a sample field")
+
+
 def test_limit_quiet_skip_invalid_and_the_default_output_name(tmp_path: Path) -> None:
     data = _write(tmp_path / "good.v2.jsonl", 4)
     lines = data.read_text().splitlines()

@@ -6,8 +6,6 @@ the identity of a metric that resume compares.
 from __future__ import annotations
 
 import difflib
-import inspect
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -16,6 +14,7 @@ from convoeval._text import plural
 from convoeval.errors import ConvoevalError
 from convoeval.judges import Judge, resolve_judge
 from convoeval.metrics import METRICS, Metric, as_metric, get_metric
+from convoeval.runner._metric_options import OptionValueError, convert, parameters, python_only
 from convoeval.runner.rows import JudgeDescription, MetricRecord
 
 OFFLINE_HINT = "--judge openai/MODEL on the command line, judge='openai/MODEL' in Python"
@@ -28,17 +27,6 @@ class OfflineJudgeError(ConvoevalError, ValueError):
 class UsageError(ConvoevalError, ValueError):
     """Options that cannot make a run: an unknown metric or option, a threshold out of range,
     judge options given with a Judge object, nothing to score."""
-
-
-def _value(text: str) -> Any:
-    """An option value: a JSON scalar (true, 3, 0.5, null, "x") when it parses, else the text."""
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return text
-    return value if value is None or isinstance(value, bool | int | float | str) else text
 
 
 def _metric_class(name: str) -> type[Any]:
@@ -57,22 +45,26 @@ def parse_metric_spec(spec: str, threshold: float | None = None) -> Metric:
     constructor; `threshold` (from --threshold) applies unless the spec sets one."""
     name, _, rest = spec.partition(":")
     cls = _metric_class(name.strip())
-    params = inspect.signature(cls).parameters
-    accepted = [
-        p
-        for p, info in params.items()
-        if info.kind not in (info.VAR_POSITIONAL, info.VAR_KEYWORD) and p not in ("judge", "model")
-    ]
+    params = parameters(cls)
+    accepted = [p for p, info in params.items() if not python_only(info)]
     options: dict[str, Any] = {}
     for part in filter(None, (p.strip() for p in rest.split(","))):
         key, sep, text = part.partition("=")
         key = key.strip()
+        if sep and key in params and key not in accepted:
+            raise UsageError(
+                f"metric {cls.name}: {key} takes a function, so it can only be set in Python "
+                f"({cls.__name__}({key}=...)), not on the command line"
+            )
         if not sep or key not in accepted:
             what = f"no option {key!r}" if sep else f"an option must be key=value, got {part!r}"
             raise UsageError(
                 f"metric {cls.name}: {what}; accepted options: {', '.join(accepted) or 'none'}"
             )
-        options[key] = _value(text.strip())
+        try:
+            options[key] = convert(key, text.strip(), params[key])
+        except OptionValueError as exc:
+            raise UsageError(f"metric {cls.name}: {exc}") from None
     if threshold is not None:
         options.setdefault("threshold", threshold)
     try:
