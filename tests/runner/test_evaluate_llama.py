@@ -32,8 +32,8 @@ def test_evaluate_with_a_real_llm_then_resume(llama_server: str, tmp_path: Path)
         base_url=llama_server,
         cache=JudgeCache(tmp_path / "cache.sqlite3"),
         max_tokens=400,  # above the longest answer the schema allows for one exchange
-        retry=RetryPolicy(max_retries=1, base_delay_s=0.05, max_total_s=60),
-        timeout=60,
+        retry=RetryPolicy(max_retries=1, base_delay_s=0.05, max_total_s=300),
+        timeout=300,  # a loaded CPU can make one 340-token answer take a minute
         concurrency=1,
     )
     before = judge.total.requests

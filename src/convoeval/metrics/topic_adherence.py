@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
+from convoeval._text import plural
 from convoeval.judges.base import Judge
 from convoeval.judges.step import OfflineKit, Step, StepInput
 from convoeval.metrics._base import Ask, Metric, MetricResult, concurrently, one_judge
@@ -357,8 +358,6 @@ def _extract_inputs(sample: MultiTurnSample, transcript: str) -> list[ExtractInp
 
 
 def _reason(rows: list[dict[str, Any]], counts: dict[str, int]) -> str:
-    from convoeval._text import plural
-
     parts = [f"{len(rows)} {plural(len(rows), 'topic')}: {counts['tp']} in scope and answered"]
     if counts["tn"]:
         parts.append(f"{counts['tn']} out of scope and declined")

@@ -240,7 +240,8 @@ def plan_judges(
         per_metric.append(chosen)
     if blocked:
         raise OfflineJudgeError(
-            f"{plural(len(blocked), 'metric')} {', '.join(blocked)} need an LLM judge, and the "
+            f"{plural(len(blocked), 'metric')} {', '.join(blocked)} "
+            f"{'needs' if len(blocked) == 1 else 'need'} an LLM judge, and the "
             f"judge is the offline one; choose an LLM judge ({OFFLINE_HINT}), or leave "
             f"{'it' if len(blocked) == 1 else 'them'} out"
         )
