@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from convoeval._cli_agree import agree_command
 from convoeval._cli_options import Greedy, default_output, fields, pairs, topics
 from convoeval._cli_output import (
     EXIT_FAIL_UNDER,
@@ -394,6 +395,9 @@ def report(results: Path, output: Path | None, trials: str | None) -> None:
         fail([f"error: {exc}"])
     print_summary(result, summary)
     click.echo(f"report: {target}")
+
+
+main.add_command(agree_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

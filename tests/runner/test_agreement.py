@@ -281,3 +281,15 @@ def test_unknown_metric_and_missing_results_are_errors(tmp_path: Path) -> None:
         agree(results, metrics=["nope"])
     with pytest.raises(Exception, match="no such results file"):
         agree(tmp_path / "missing.jsonl")
+
+
+def test_the_page_lists_disagreements_with_escaped_transcripts(tmp_path: Path) -> None:
+    from convoeval.report.agreement import agreement_html, write_agreement_report
+
+    report = agree(_run(tmp_path, SAMPLES))
+    page = agreement_html(report)
+    assert "<script" not in page and "follow-up 0 &lt;script&gt;" in page
+    assert "why 1" in page  # the judge's reason of the r0 exchange 1 disagreement
+    assert "label \\ judge" in page and "1.000 [" in page
+    target = write_agreement_report(report, tmp_path / "out" / "agree.html")
+    assert target.read_text(encoding="utf-8") == page
