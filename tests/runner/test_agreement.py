@@ -293,3 +293,58 @@ def test_the_page_lists_disagreements_with_escaped_transcripts(tmp_path: Path) -
     assert "label \\ judge" in page and "1.000 [" in page
     target = write_agreement_report(report, tmp_path / "out" / "agree.html")
     assert target.read_text(encoding="utf-8") == page
+
+
+def test_tool_use_calls_and_topic_labels_by_name(tmp_path: Path) -> None:
+    from convoeval import ToolCall
+    from convoeval.metrics.tool_use import VERDICTS as TOOL_VERDICTS
+
+    def verdicts(inputs: Any) -> dict[str, Any]:
+        # call 0 is right; call 1 has the right tool with wrong arguments
+        calls = [
+            {"call": c, "right_tool": True, "right_arguments": c == 0, "reason": f"call {c}"}
+            for c in inputs.calls
+        ]
+        return {"verdicts": calls, "missing": []}
+
+    labels = {
+        "tool_use": {"0": True, "1": {"right_tool": False, "right_arguments": False}},
+        "topic_adherence": {"Order Status": {"answered": True}, "refund": False},
+    }
+    sample = MultiTurnSample(
+        user_input=[
+            HumanMessage(content="where is my order?"),
+            AIMessage(content="", tool_calls=[ToolCall(name="get_order", args={"id": 1})]),
+            AIMessage(content="", tool_calls=[ToolCall(name="get_order", args={"id": 2})]),
+            AIMessage(content="it ships today"),
+        ],
+        reference_topics=["orders"],
+        id="t0",
+        metadata={"labels": labels},
+    )
+    topics = {"topics": [{"topic": "order status", "message_index": 0, "quote": "where"}]}
+    judge = FakeJudge(
+        {
+            TOOL_VERDICTS.name: verdicts,
+            "topic_adherence.extract_topics": [topics],
+            "topic_adherence.answered": [
+                {"verdicts": [{"topic": "order status", "answered": True}]}
+            ],
+            "topic_adherence.in_scope": [
+                {"verdicts": [{"topic": "order status", "in_scope": True}]}
+            ],
+        }
+    )
+    out = tmp_path / "r.jsonl"
+    evaluate([sample], ["tool_use", "topic_adherence"], judge, output=out, show_progress=False)
+    report = agree(out)
+    right_tool = report.get("tool_use", "right_tool")
+    assert (right_tool.labelled, right_tool.agreement) == (2, 0.5)
+    assert [(d.key, d.label, d.judged, d.reason) for d in right_tool.disagreements] == [
+        ("1", False, True, "call 1")
+    ]
+    arguments = report.get("tool_use", "right_arguments")
+    assert (arguments.labelled, arguments.agreement) == (1, 1.0)  # a bare true is right_tool only
+    answered = report.get("topic_adherence", "answered")
+    # "Order Status" matches the topic "order status"; no topic is called "refund": unscored
+    assert (answered.labelled, answered.unscored, answered.agreement) == (1, 1, 1.0)
