@@ -254,6 +254,8 @@ def test_a_labels_file_replaces_the_metadata_labels(tmp_path: Path) -> None:
         ('{"id": "r0", "conversation_relevancy": {"first": true}}', "not a exchange number"),
         ('{"id": "r0", "conversation_relevancy": {"0": {"answered": true}}}', "unknown verdict"),
         ('{"id": "r0", "conversation_relevancy": {"0": "yes"}}', "give true/false"),
+        ('{"id": "r0", "graded": NaN}', "NaN is not valid JSON"),
+        ('{"id": "r0", "graded": 1, "graded": 0}', "duplicate key 'graded'"),
     ],
 )
 def test_bad_labels_name_file_and_line(tmp_path: Path, line: str, problem: str) -> None:

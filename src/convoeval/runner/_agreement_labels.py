@@ -5,7 +5,6 @@ a metric wrote in its row details. docs/agreement.md describes the shapes.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping
@@ -13,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from convoeval.errors import ConvoevalError
+from convoeval.io import strict_json
 
 
 class LabelsError(ConvoevalError, ValueError):
@@ -122,7 +122,7 @@ def read_labels_file(path: str | os.PathLike[str]) -> dict[str, tuple[str, dict[
             if not line.strip():
                 continue
             try:
-                data = json.loads(line)
+                data = strict_json.loads(line)  # the rules of every reader: no NaN, no repeats
             except ValueError as exc:
                 raise LabelsError(f"{where}: not a JSON object ({exc})") from exc
             if not isinstance(data, dict):
