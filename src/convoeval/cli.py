@@ -188,6 +188,13 @@ def list_metrics() -> None:
     is_flag=True,
     help="Ask an LLM judge for each verdict's short rationale before the verdict.",
 )
+@click.option(
+    "--judge-samples",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Ask an LLM judge every step N times and take the majority (N requests per step).",
+)
 @FORMAT_OPTION
 @MESSAGES_FIELD_OPTION
 @FIELD_OPTION
@@ -266,6 +273,7 @@ def run(
     timeout: float | None,
     retry_budget: float | None,
     reason_first: bool,
+    judge_samples: int | None,
     layout: str,
     messages_field: str | None,
     field_paths: tuple[str, ...],
@@ -303,6 +311,8 @@ def run(
         click.echo(
             "note: --base-url and --api-key are used only by an openai/MODEL judge", err=True
         )
+    if judge.strip().lower() == "offline" and (judge_samples or 1) > 1 and not quiet:
+        click.echo("note: --judge-samples is used only by an LLM judge", err=True)
     try:
         chosen = resolve_judge(
             judge,
@@ -313,6 +323,7 @@ def run(
             timeout=timeout,
             retry_budget=retry_budget,
             reason_first=reason_first or None,
+            samples=judge_samples,
         )
         if report_path is not None:
             check_writable(report_path, "report")

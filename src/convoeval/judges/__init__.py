@@ -66,6 +66,7 @@ _OPTIONS = frozenset(
         "seed",
         "max_tokens",
         "reason_first",
+        "samples",
     }
 )
 
@@ -78,8 +79,9 @@ def resolve_judge(spec: Judge | str | None, **options: Any) -> Judge:
     """Turn a judge spec (None or 'offline', 'PROVIDER/MODEL', a Judge) into a judge.
 
     `options` (base_url, api_key, concurrency, cache, timeout, retry_budget, seed, max_tokens,
-    reason_first) configure an LLM judge; options left as None keep their defaults; the offline
-    judge takes none. Anything else is a `JudgeSpecError` listing the valid forms (did-you-mean).
+    reason_first, samples) configure an LLM judge; options left as None keep their defaults;
+    the offline judge takes none. Anything else is a `JudgeSpecError` listing the valid forms
+    (did-you-mean).
     """
     unknown = set(options) - _OPTIONS
     if unknown:

@@ -38,6 +38,9 @@ class BackendRequest:
     mode: str = "json_schema"
     #: Sampling parameters the endpoint refused: "max_tokens", "temperature", "seed".
     adapted: frozenset[str] = frozenset()
+    #: A repeated judge sample's temperature and seed (judges/_samples.py); None: the backend's.
+    temperature: float | None = None
+    seed: int | None = None
 
     def messages(self) -> list[dict[str, str]]:
         """The chat messages: system (with the schema as text unless json_schema mode), user,

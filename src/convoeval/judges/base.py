@@ -26,6 +26,7 @@ __all__ = [
     "JudgeError",
     "OfflineImpl",
     "OutT",
+    "SampleVote",
     "Step",
     "StepUnsupported",
     "Usage",
@@ -61,12 +62,37 @@ class Usage:
         }
 
 
+@dataclass(frozen=True)
+class SampleVote:
+    """How an answer combined repeated judge samples (`samples=N`, judges/_samples.py): every
+    sample's answer (None where the sample failed), the failures by sample index, and each
+    verdict's confidence, the share of the answering samples that agreed with it (by key for
+    keyed steps, under "answer" for the others)."""
+
+    answers: list[dict[str, Any] | None]
+    errors: dict[int, str]
+    confidence: dict[str, float]
+
+    def as_dict(self, step: str) -> dict[str, Any]:
+        """A JSON-ready record for a metric's details (`judge_samples`)."""
+        return {
+            "step": step,
+            "samples": len(self.answers),
+            "answered": len(self.answers) - len(self.errors),
+            "confidence": {k: round(v, 6) for k, v in self.confidence.items()},
+            "answers": self.answers,
+            "errors": {str(i): message for i, message in self.errors.items()},
+        }
+
+
 @dataclass
 class Answer(Generic[OutT]):
-    """A validated judge answer and what it cost."""
+    """A validated judge answer and what it cost; `vote` says how repeated samples were
+    combined into it (None: one sample)."""
 
     output: OutT
     usage: Usage = field(default_factory=Usage)
+    vote: SampleVote | None = None
 
 
 class JudgeError(ConvoevalError):

@@ -24,6 +24,7 @@ from convoeval.judges._answers import (
     estimate_tokens,
     raw_text,
 )
+from convoeval.judges._samples import combine, sample_sampling
 from convoeval.judges.backend import Backend, BackendFailure, BackendReply, BackendRequest, Failure
 from convoeval.judges.base import Answer, JudgeConfigError, JudgeError, Usage
 from convoeval.judges.cache import JudgeCache, cache_key
@@ -59,6 +60,10 @@ class LLMJudge:
     such as a batch API whose answers take hours). Retryable failures (429, 5xx, timeouts,
     connection errors) are retried while the step's retry budget (`retry.max_total_s`) lasts,
     honouring Retry-After; queueing for a slot never spends it.
+
+    Samples: with `samples=N` (N > 1) every step is asked N times concurrently, each sample with
+    its own re-ask, retries, budget and cache entry, and the answers are combined by majority
+    vote (judges/_samples.py); `Answer.vote` keeps every sample and each verdict's confidence.
     """
 
     def __init__(
@@ -72,9 +77,12 @@ class LLMJudge:
         retry: RetryPolicy | None = None,
         registry: EndpointRegistry | None = None,
         reason_first: bool = False,
+        samples: int = 1,
     ) -> None:
         if timeout is not None and timeout <= 0:
             raise JudgeConfigError(f"timeout must be positive, not {timeout:g}")
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise JudgeConfigError(f"samples must be a whole number of at least 1, not {samples!r}")
         self.backend = backend
         self.name = name
         self.cache = cache
@@ -84,6 +92,8 @@ class LLMJudge:
         self._limiter = limiter
         #: Ask for each verdict's rationale before the verdict (schema property order).
         self.reason_first = reason_first
+        #: Independent answers per step, combined by majority vote (1: a single answer).
+        self.samples = samples
         #: Everything this judge spent so far, failed and cancelled steps included.
         self.total = Usage()
 
@@ -105,6 +115,7 @@ class LLMJudge:
             "timeout": self.timeout,
             "retry_budget": self.retry.max_total_s,
             "reason_first": self.reason_first,
+            "samples": self.samples,
         }
 
     async def aclose(self) -> None:
@@ -114,31 +125,75 @@ class LLMJudge:
     async def run(
         self, step: Step[OutT], inputs: Any, *, usage: Usage | None = None
     ) -> Answer[OutT]:
-        """Answer `step` for `inputs`: the cache, else request(s) with retries and one re-ask.
+        """Answer `step` for `inputs`: the cache, else request(s) with retries and one re-ask;
+        with `samples` above 1, that for every sample, then their majority vote.
 
         `usage`, when given, receives each request's cost as it is sent (so a caller whose task
-        fails or is cancelled still counts it); `Answer.usage` is what this step cost.
+        fails or is cancelled still counts it); `Answer.usage` is what this step cost, every
+        sample's requests included.
         """
         tally = _Tally(self.total, usage)
         user = step.render(inputs)
         schema = step.request_schema(inputs, reason_first=self.reason_first)
-        key = self._cache_key(step, user, schema) if self.cache is not None else ""
-        cached = await self._cached(key, step, inputs)
-        if cached is not None:
-            tally.add(Usage(cached=1))
-            return Answer(output=cached, usage=tally.step)
         try:
-            output = await ask_validated(
-                step, inputs, lambda reask: self._ask(step, inputs, user, schema, reask, tally)
+            if self.samples == 1:
+                output = await self._answer(step, inputs, user, schema, tally, None)
+                return Answer(output=output, usage=tally.step)
+            results = await asyncio.gather(
+                *(
+                    self._answer(step, inputs, user, schema, tally, index)
+                    for index in range(self.samples)
+                ),
+                return_exceptions=True,
             )
+            answers: list[OutT | JudgeError] = []
+            for result in results:
+                if isinstance(result, JudgeError) or not isinstance(result, BaseException):
+                    answers.append(result)
+                else:
+                    raise result  # a bug or a cancellation is raised, not voted on
+            output, vote = combine(step, inputs, answers)
         except JudgeError as exc:
             exc.usage = tally.step
             exc.mask(self.backend.secrets())
             raise
-        await self._cache_put(key, step, output)
-        return Answer(output=output, usage=tally.step)
+        return Answer(output=output, usage=tally.step, vote=vote)
 
-    def _cache_key(self, step: Step[Any], user: str, schema: dict[str, Any]) -> str:
+    async def _answer(
+        self,
+        step: Step[OutT],
+        inputs: Any,
+        user: str,
+        schema: dict[str, Any],
+        tally: _Tally,
+        sample: int | None,
+    ) -> OutT:
+        """One valid answer, from the cache or asked; `sample` is the index of a repeated
+        sample (its own sampling settings and cache key), None for the only one."""
+        sampling = self.backend.sampling()
+        if sample is not None:
+            sampling = sample_sampling(sampling, sample)
+        key = self._cache_key(step, user, schema, sampling) if self.cache is not None else ""
+        cached = await self._cached(key, step, inputs)
+        if cached is not None:
+            tally.add(Usage(cached=1))
+            return cached
+        overrides = {} if sample is None else sampling
+        try:
+            output = await ask_validated(
+                step,
+                inputs,
+                lambda reask: self._ask(step, inputs, user, schema, reask, tally, overrides),
+            )
+        except JudgeError as exc:
+            exc.mask(self.backend.secrets())
+            raise
+        await self._cache_put(key, step, output)
+        return output
+
+    def _cache_key(
+        self, step: Step[Any], user: str, schema: dict[str, Any], sampling: dict[str, Any]
+    ) -> str:
         return cache_key(
             endpoint=self.backend.endpoint,
             model=self.backend.model,
@@ -147,7 +202,7 @@ class LLMJudge:
             system=step.instructions,
             user=user,
             schema=schema,
-            sampling=self.backend.sampling(),
+            sampling=sampling,
         )
 
     def _cache_broken(self, exc: Exception) -> None:
@@ -193,13 +248,23 @@ class LLMJudge:
         schema: dict[str, Any],
         reask: Reask | None,
         tally: _Tally,
+        sampling: dict[str, Any],
     ) -> RawReply:
-        """One answer: fall back through output modes and adapt refused parameters on the way."""
+        """One answer: fall back through output modes and adapt refused parameters on the way.
+        `sampling` holds a repeated sample's temperature and seed (empty: the backend's own)."""
         learned = self.registry.learned(self.backend.endpoint, self.backend.model)
         mode = learned.mode
         while True:
             request = BackendRequest(
-                step, inputs, user, schema, reask, MODES[mode], frozenset(learned.adapted)
+                step,
+                inputs,
+                user,
+                schema,
+                reask,
+                MODES[mode],
+                frozenset(learned.adapted),
+                temperature=sampling.get("temperature"),
+                seed=sampling.get("seed"),
             )
             try:
                 reply = await self._send(request, tally)

@@ -15,6 +15,7 @@ from typing import Any, TypeAlias
 from pydantic import BaseModel
 
 from convoeval.judges.backend import BackendReply, BackendRequest
+from convoeval.judges.cache import JudgeCache
 from convoeval.judges.core import LLMJudge
 from convoeval.judges.endpoints import EndpointRegistry
 from convoeval.judges.retry import Limiter, RetryPolicy
@@ -41,6 +42,8 @@ class FakeCall:
     reask: str | None = None
     #: The answer schema sent with the request (narrowed to the inputs for keyed steps).
     schema: dict[str, Any] = field(default_factory=dict)
+    #: A repeated sample's temperature (None: not a repeated sample).
+    temperature: float | None = None
 
 
 @dataclass
@@ -90,6 +93,7 @@ class _FakeBackend:
                 system=step.instructions,
                 reask=None if request.reask is None else request.reask.message,
                 schema=request.schema,
+                temperature=request.temperature,
             )
         )
         answer = self._next(step.name, request.inputs)
@@ -122,7 +126,10 @@ class FakeJudge(LLMJudge):
     """A judge that answers from a script per step name; every answer is validated for real.
 
     No cache, no concurrency limit and no timeout unless given; `retry` (with an injected clock
-    and sleep) drives scripted `BackendFailure`s through the core's real retry loop.
+    and sleep) drives scripted `BackendFailure`s through the core's real retry loop. With
+    `samples=N` every step is asked N times and voted on, as a real judge does; the samples of
+    one step are sent in sample order, so a list script's answers go to samples 0, 1, ...
+    (a re-ask is sent before the next sample's first request).
     """
 
     def __init__(
@@ -134,11 +141,15 @@ class FakeJudge(LLMJudge):
         concurrency: int | None = None,
         timeout: float | None = None,
         registry: EndpointRegistry | None = None,
+        samples: int = 1,
+        cache: JudgeCache | None = None,
     ) -> None:
         self._fake = _FakeBackend(script, name)
         super().__init__(
             self._fake,
             name=name,
+            cache=cache,
+            samples=samples,
             limiter=None if concurrency is None else Limiter(concurrency),
             timeout=timeout,
             retry=retry,
@@ -151,8 +162,13 @@ class FakeJudge(LLMJudge):
         return self._fake.calls
 
     def describe(self) -> dict[str, Any]:
-        """Judge kind and the scripted step names."""
-        return {"kind": "fake", "name": self.name, "steps": sorted(self._fake.sources)}
+        """Judge kind, the scripted step names and the samples per step (when above 1)."""
+        return {
+            "kind": "fake",
+            "name": self.name,
+            "steps": sorted(self._fake.sources),
+            **({"samples": self.samples} if self.samples > 1 else {}),
+        }
 
     def calls_for(self, step: str) -> list[FakeCall]:
         """The recorded calls of one step, in order."""

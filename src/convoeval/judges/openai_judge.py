@@ -184,9 +184,11 @@ class OpenAIChatBackend:
         """The JSON body of a chat-completions request (adapted parameters left out or renamed)."""
         args: dict[str, Any] = {"model": self.model, "messages": request.messages()}
         if "temperature" not in request.adapted:
-            args["temperature"] = self.temperature
-        if self.seed is not None and "seed" not in request.adapted:
-            args["seed"] = self.seed
+            given = request.temperature  # a repeated sample's
+            args["temperature"] = self.temperature if given is None else given
+        seed = self.seed if request.seed is None else request.seed
+        if seed is not None and "seed" not in request.adapted:
+            args["seed"] = seed
         if self.max_tokens is not None:
             adapted = "max_tokens" in request.adapted
             args["max_completion_tokens" if adapted else "max_tokens"] = self.max_tokens
@@ -314,7 +316,8 @@ class OpenAIJudge(LLMJudge):
     judges there that set none. A judge's explicit limit never changes another judge's.
     `timeout` is per request, from when it is sent; `retry_budget` (seconds, default 120) bounds
     the retries of one step and replaces `retry.max_total_s` when given. `reason_first` asks for
-    each verdict's short rationale before the verdict itself (docs/judges.md).
+    each verdict's short rationale before the verdict itself; `samples=N` asks every step N
+    times (N requests, each at a sampling temperature) and takes the majority (docs/judges.md).
     """
 
     def __init__(
@@ -334,6 +337,7 @@ class OpenAIJudge(LLMJudge):
         retry_budget: float | None = None,
         registry: EndpointRegistry | None = None,
         reason_first: bool = False,
+        samples: int = 1,
     ) -> None:
         if not model or not model.strip():
             raise JudgeConfigError("OpenAIJudge needs a model name")
@@ -378,6 +382,7 @@ class OpenAIJudge(LLMJudge):
             retry=policy,
             registry=registry,
             reason_first=reason_first,
+            samples=samples,
         )
         self.model = model
         self.base_url = url

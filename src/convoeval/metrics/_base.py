@@ -175,13 +175,17 @@ class Ask:
     validated output; the judge adds what it sends to `ask.usage` live, as requests go out, so a
     step that fails or is cancelled is still counted.
 
-    A new `Ask` is made for every `score` call, so concurrent calls never share usage.
+    A new `Ask` is made for every `score` call, so concurrent calls never share usage. A judge
+    that answers by repeated samples (`samples=N`) returns how it voted; `judge_samples` keeps
+    one record per step asked (every sample's answer, each verdict's confidence), which `score`
+    puts into the result's details under "judge_samples".
     """
 
     def __init__(self, judge: Judge | None, metric: str) -> None:
         self.judge = judge
         self.metric = metric
         self.usage = Usage()
+        self.judge_samples: list[dict[str, Any]] = []
 
     async def __call__(self, step: Step[OutT], inputs: StepInputs) -> OutT:
         """Ask the judge one step."""
@@ -190,6 +194,9 @@ class Ask:
                 f"metric {self.metric!r} asked a judge but declares uses_judge=False"
             )
         answer = await self.judge.run(step, inputs, usage=self.usage)
+        vote = getattr(answer, "vote", None)  # judges written before samples have none
+        if vote is not None:
+            self.judge_samples.append(vote.as_dict(step.name))
         return answer.output
 
 
@@ -253,11 +260,15 @@ class Metric(ABC):
         try:
             result = await self._score(converted, ask)
         except JudgeError as exc:
-            return MetricResult.failure(type(exc).__name__, str(exc), usage=ask.usage)
-        if ask.usage == Usage():
+            samples = {"judge_samples": ask.judge_samples} if ask.judge_samples else None
+            return MetricResult.failure(type(exc).__name__, str(exc), samples, usage=ask.usage)
+        if ask.usage == Usage() and not ask.judge_samples:
             return result
         usage = Usage().add(result.usage).add(ask.usage)
-        return MetricResult(result.value, result.reason, result.details, usage, result.error)
+        details = result.details
+        if ask.judge_samples:
+            details = {**details, "judge_samples": ask.judge_samples}
+        return MetricResult(result.value, result.reason, details, usage, result.error)
 
     def score_sync(self, sample: SampleLike, *, judge: Judge | str | None = None) -> MetricResult:
         """`score` for sync code (works inside a running event loop too, e.g. Jupyter)."""

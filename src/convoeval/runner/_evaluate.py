@@ -59,6 +59,7 @@ _JUDGE_OPTIONS = {
     "timeout": "timeout",
     "retry_budget": "retry_budget",
     "reason_first": "reason_first",
+    "judge_samples": "samples",
 }
 
 
@@ -72,6 +73,7 @@ class RunOptions(TypedDict, total=False):
     timeout: float | None
     retry_budget: float | None
     reason_first: bool | None
+    judge_samples: int | None
     base_url: str | None
     api_key: str | None
     show_progress: bool
@@ -113,9 +115,9 @@ async def aevaluate(
     CSV, Parquet; any layout) or an iterable of `MultiTurnSample`, `ConversationalTestCase` or
     dicts. `metrics`: instances, names or `NAME:key=value,...` specs; None picks every metric the
     data and the judge support. `judge`: a Judge, a spec ('offline', 'openai/MODEL') or None.
-    `max_concurrency`, `cache`, `timeout`, `retry_budget`, `reason_first`, `base_url`, `api_key`
-    configure a
-    judge built from a spec (refused with a Judge object, which carries its own).
+    `max_concurrency`, `cache`, `timeout`, `retry_budget`, `reason_first`, `judge_samples`
+    (N answers per step, majority vote), `base_url`, `api_key` configure a judge built from a
+    spec (refused with a Judge object, which carries its own).
     `format`, `messages_field`, `fields` say how to read records; `limit` keeps the first N;
     `reference_topics` is given to every record that has none; `skip_invalid` scores the valid
     records and lists the others in `result.meta["invalid"]`. `thresholds` sets pass marks by

@@ -1,0 +1,179 @@
+"""Repeated judge samples (self-consistency): N independent answers to one step, one vote.
+
+An LLM judge built with `samples=N` (N > 1) asks every step N times, each sample its own request
+with its own validation, re-ask and retries, and its own cache entry (the sample's index is part
+of the key). Temperature-0 samples would mostly repeat one another and prove nothing, so a judge
+whose temperature is 0 samples at `SAMPLE_TEMPERATURE`; a judge with a temperature above 0 keeps
+it, and a fixed seed is offset by the sample's index (equal seeds would give equal samples).
+
+How the answers are combined (`combine`), per verdict of a keyed step (one verdict per topic,
+exchange, message, intention or call), else for the whole answer:
+
+- every boolean, `Literal` or `Enum` field is decided by majority; a tie goes to the tied value
+  given by the earliest sample (sample order is fixed, so reruns resolve ties alike);
+- an answer without such fields but with exactly one `int`/`float` field (a score, a rubric
+  level) takes the lower median of it;
+- anything else (extractions: topics, facts, intentions) takes the most common whole answer by
+  JSON equality, ties to the earliest sample (free-text answers rarely repeat, so this is usually
+  the first sample);
+- the verdict's text (its reason) comes from the earliest sample that agrees with the combined
+  verdict on every voted field; the other top-level fields of a keyed answer (such as tool use's
+  missing calls) by JSON equality as above.
+
+A verdict's confidence is the share of the answering samples that agree with it on every voted
+field (for a median: that give the median value). A sample that fails after its retries is left
+out of the vote; the step fails only when fewer than a majority of the N samples answered
+(`quorum`), since the votes of a minority could not form a majority of the samples asked.
+"""
+
+from __future__ import annotations
+
+import enum
+import statistics
+from collections import Counter
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, Literal, TypeVar, get_origin
+
+from pydantic import BaseModel
+
+from convoeval.judges._answers import AnswerProblem, RawReply, accept
+from convoeval.judges.base import JudgeError, SampleVote
+from convoeval.judges.step import Step
+
+OutT = TypeVar("OutT", bound=BaseModel)
+
+#: The temperature of repeated samples when the judge's own is 0 (documented in docs/judges.md).
+SAMPLE_TEMPERATURE = 0.7
+#: The list of keyed verdicts in a keyed step's output (metrics/_keyed.py).
+_VERDICTS = "verdicts"
+#: The confidence entry of a step whose answer is not keyed.
+WHOLE_ANSWER = "answer"
+
+
+def sample_sampling(base: Mapping[str, Any], index: int) -> dict[str, Any]:
+    """The sampling settings of sample `index` (from 0), from the backend's own: the judge's
+    temperature when above 0, else `SAMPLE_TEMPERATURE`; a fixed seed offset by the index; and
+    the index itself, so every sample has its own cache key."""
+    temperature = base.get("temperature")
+    if not isinstance(temperature, int | float) or temperature <= 0:
+        temperature = SAMPLE_TEMPERATURE
+    seed = base.get("seed")
+    return {
+        **base,
+        "temperature": temperature,
+        "seed": seed + index if isinstance(seed, int) else seed,
+        "sample": index,
+    }
+
+
+def quorum(samples: int) -> int:
+    """How many of `samples` must answer for the step to be answered: a strict majority."""
+    return samples // 2 + 1
+
+
+def combine(
+    step: Step[OutT], inputs: Any, results: Sequence[OutT | JudgeError]
+) -> tuple[OutT, SampleVote]:
+    """The combined answer of the samples' `results` (in sample order) and how it was voted.
+
+    Raises `JudgeError` when fewer than `quorum(len(results))` samples answered.
+    """
+    answers = [r for r in results if not isinstance(r, JudgeError)]
+    errors = {i: str(r) for i, r in enumerate(results) if isinstance(r, JudgeError)}
+    needed = quorum(len(results))
+    if len(answers) < needed:
+        first = next(iter(errors.values()))
+        raise JudgeError(
+            step.name,
+            f"only {len(answers)} of {len(results)} judge samples answered (at least {needed} "
+            f"needed for a majority); first failure: {first}",
+        )
+    key_field = getattr(step.shape, "key_field", None)
+    if isinstance(key_field, str) and all(hasattr(a, _VERDICTS) for a in answers):
+        combined, confidence = _combine_keyed(answers, key_field)
+    else:
+        combined, share = _vote(answers, exclude=())
+        confidence = {WHOLE_ANSWER: share}
+    try:
+        output = accept(step, inputs, RawReply(content=combined.model_dump()))
+    except AnswerProblem as exc:  # pieces of valid answers that do not fit together
+        raise JudgeError(step.name, f"the combined judge samples do not fit: {exc}") from exc
+    vote = SampleVote(
+        answers=[None if isinstance(r, JudgeError) else r.model_dump(mode="json") for r in results],
+        errors=errors,
+        confidence=confidence,
+    )
+    return output, vote
+
+
+def _combine_keyed(
+    answers: Sequence[BaseModel], key_field: str
+) -> tuple[BaseModel, dict[str, float]]:
+    """Vote per key (keys in the order the samples first give them); the other top-level fields
+    by JSON equality."""
+    by_key: dict[Hashable, list[BaseModel]] = {}
+    for answer in answers:
+        for verdict in getattr(answer, _VERDICTS):
+            by_key.setdefault(getattr(verdict, key_field), []).append(verdict)
+    verdicts: list[BaseModel] = []
+    confidence: dict[str, float] = {}
+    for key, candidates in by_key.items():
+        verdict, share = _vote(candidates, exclude=(key_field,))
+        verdicts.append(verdict)
+        confidence[str(key)] = share
+    first = answers[0]
+    rest = {
+        name: _most_common([getattr(a, name) for a in answers])
+        for name in type(first).model_fields
+        if name != _VERDICTS
+    }
+    return first.model_copy(update={_VERDICTS: verdicts, **rest}), confidence
+
+
+def _vote(candidates: Sequence[BaseModel], *, exclude: Sequence[str]) -> tuple[BaseModel, float]:
+    """The combined candidate and the share of the candidates that agree with it."""
+    model = type(candidates[0])
+    names = [n for n in model.model_fields if n not in exclude]
+    voted = [n for n in names if _is_categorical(model.model_fields[n].annotation)]
+    if voted:
+        winner = {n: _majority([getattr(c, n) for c in candidates]) for n in voted}
+        agree = [c for c in candidates if all(getattr(c, n) == v for n, v in winner.items())]
+        chosen = agree[0] if agree else candidates[0].model_copy(update=winner)
+        return chosen, len(agree) / len(candidates)
+    numeric = [n for n in names if model.model_fields[n].annotation in (int, float)]
+    if len(numeric) == 1:
+        values = [getattr(c, numeric[0]) for c in candidates]
+        middle = statistics.median_low(values)
+        chosen = next(c for c in candidates if getattr(c, numeric[0]) == middle)
+        return chosen, values.count(middle) / len(values)
+    texts = [c.model_dump_json() for c in candidates]
+    best = _majority(texts)
+    return candidates[texts.index(best)], texts.count(best) / len(texts)
+
+
+def _most_common(values: Sequence[Any]) -> Any:
+    """The most common value by JSON equality, ties to the earliest."""
+    dumped = [_json(v) for v in values]
+    return values[dumped.index(_majority(dumped))]
+
+
+def _json(value: Any) -> str:
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    if isinstance(value, list):
+        return "[" + ",".join(_json(v) for v in value) + "]"
+    return repr(value)
+
+
+def _majority(values: Sequence[Hashable]) -> Any:
+    """The most frequent value; among tied values, the one the earliest sample gave."""
+    counts = Counter(values)
+    top = max(counts.values())
+    return next(v for v in values if counts[v] == top)
+
+
+def _is_categorical(annotation: Any) -> bool:
+    """A verdict field that is voted on: a boolean, a `Literal` or an `Enum`."""
+    if annotation is bool or get_origin(annotation) is Literal:
+        return True
+    return isinstance(annotation, type) and issubclass(annotation, enum.Enum)
