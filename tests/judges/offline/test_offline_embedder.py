@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -170,3 +171,103 @@ def test_a_multi_megabyte_message_keeps_memory_bounded() -> None:
     grown_kib = int(done.stdout.strip())
     print(f"peak RSS grew by {grown_kib / 1024:.1f} MiB while embedding a 20 MB message")
     assert grown_kib < 100 * 1024, f"{grown_kib / 1024:.0f} MiB"
+
+
+def _spy(
+    monkeypatch: pytest.MonkeyPatch,
+    emb: Embedder,
+    first_delay: float = 0.0,
+    poison: str | None = None,
+) -> list[list[str]]:
+    """Record every model call's texts on `emb`; delay the first (so the other threads queue up
+    behind it) and fail any call that contains `poison`."""
+    calls: list[list[str]] = []
+    real = emb._embed_uncached
+
+    def spied(texts: list[str]) -> np.ndarray:
+        calls.append(list(texts))
+        if len(calls) == 1 and first_delay:
+            time.sleep(first_delay)
+        if poison is not None and poison in texts:
+            raise ValueError("poisoned text")
+        return real(texts)
+
+    monkeypatch.setattr(emb, "_embed_uncached", spied)
+    return calls
+
+
+def _in_threads(emb: Embedder, groups: list[list[str]]) -> list[np.ndarray | BaseException]:
+    """Each group embedded by its own thread, all started together."""
+    results: list[np.ndarray | BaseException] = [np.zeros(0)] * len(groups)
+    start = threading.Barrier(len(groups))
+
+    def work(k: int) -> None:
+        start.wait()
+        if k:
+            time.sleep(0.05)  # let thread 0 make the first model call
+        try:
+            results[k] = emb.embed(groups[k])
+        except BaseException as exc:
+            results[k] = exc
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(groups))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+GROUPS = [
+    [f"request {k}: where is my parcel number {k}?", f"reply {k}", "shared"] for k in range(8)
+]
+
+
+def test_threads_share_model_calls_and_get_exactly_the_sequential_vectors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 16 part 3: texts of threads waiting at the same moment go in one model call, and a
+    text's vector does not depend on the texts it was grouped with."""
+    alone = Embedder(cache_size=0)
+    sequential = [alone.embed(g) for g in GROUPS]
+    grouped = Embedder(cache_size=0)
+    grouped.load()
+    calls = _spy(monkeypatch, grouped, first_delay=0.5)
+    results = _in_threads(grouped, GROUPS)
+    for got, want in zip(results, sequential, strict=True):
+        assert isinstance(got, np.ndarray)
+        np.testing.assert_array_equal(got, want)
+    assert len(calls) == 2, [len(c) for c in calls]  # thread 0 alone, then all the others at once
+    assert len(calls[1]) == 7 * 2 + 1  # "shared" embedded once for the seven threads
+
+
+def test_group_limit_bounds_one_model_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    emb = Embedder(cache_size=0, group_limit=7)
+    emb.load()
+    calls = _spy(monkeypatch, emb, first_delay=0.5)
+    results = _in_threads(emb, GROUPS)
+    assert all(isinstance(r, np.ndarray) for r in results)
+    assert max(len(c) for c in calls) <= 7
+    assert len(calls) < len(GROUPS)  # still grouped: two threads' texts per call
+
+
+def test_a_failing_text_fails_only_its_own_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    emb = Embedder(cache_size=0)
+    emb.load()
+    groups = [*GROUPS[:4], ["poison"]]
+    calls = _spy(monkeypatch, emb, first_delay=0.5, poison="poison")
+    results = _in_threads(emb, groups)
+    assert isinstance(results[-1], ValueError)
+    expected = Embedder(cache_size=0)
+    for got, group in zip(results[:-1], groups[:-1], strict=True):
+        assert isinstance(got, np.ndarray)
+        np.testing.assert_array_equal(got, expected.embed(group))
+    assert any("poison" in c and len(c) > 1 for c in calls)  # it was grouped, then retried alone
+
+
+def test_the_cache_is_bounded_and_keeps_the_most_recent_texts() -> None:
+    emb = Embedder(cache_size=3)
+    emb.embed([f"text {k}" for k in range(10)])
+    emb.embed(["text 7"])  # a hit: now the most recent
+    emb.embed(["text 10"])
+    assert list(emb._cache) == ["text 9", "text 7", "text 10"]

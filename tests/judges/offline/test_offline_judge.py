@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import BaseModel, Field
 
+from convoeval import evaluate
 from convoeval.judges.base import Judge, JudgeError, Step, StepUnsupported, Usage
-from convoeval.judges.offline import OfflineJudge, OfflineKit
+from convoeval.judges.offline import Embedder, OfflineJudge, OfflineKit
 from convoeval.judges.step import OfflineKit as OfflineKitProtocol
 from convoeval.judges.step import StepInput
 
@@ -142,3 +145,29 @@ async def test_a_given_usage_gains_the_time_spent_and_no_request(judge: OfflineJ
     answer = await judge.run(_step(_offline_refusals), INPUTS, usage=usage)
     assert usage == answer.usage and usage.requests == 0 and usage.latency_s > 0
     assert judge.describe()["kind"] == "offline" and "judge" not in judge.describe()
+
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "support.jsonl"
+
+
+def _results(judge: OfflineJudge, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Values and details of both offline judge metrics, per record."""
+    result = evaluate(
+        records,
+        ["topic_adherence", "conversation_relevancy"],
+        judge=judge,
+        show_progress=False,
+    )
+    keep = ("scores", "details", "reasons", "errors")
+    return [{k: row.get(k) for k in keep} for row in result.rows()]
+
+
+def test_concurrent_records_get_exactly_the_verdicts_of_one_at_a_time() -> None:
+    """Issue 16 part 3: steps of records in flight together share the embedder's model calls;
+    their scores, verdicts and reasons are those of each record judged alone."""
+    records = [json.loads(line) for line in EXAMPLES.read_text(encoding="utf-8").splitlines()]
+    records = [line for line in records if line] * 2  # 2 copies: more steps waiting at once
+    together = _results(OfflineJudge(OfflineKit(Embedder())), records)
+    kit = OfflineKit(Embedder())  # its own cache: no vector comes from the run above
+    alone = [_results(OfflineJudge(kit), [r])[0] for r in records[: len(records) // 2]]
+    assert together == alone * 2

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from convoeval.judges._answers import AnswerProblem, RawReply, accept
@@ -14,8 +17,23 @@ from convoeval.judges.offline.embedder import MODEL_NAME
 from convoeval.judges.offline.kit import OfflineKit, get_kit
 from convoeval.judges.step import StepInputs
 
-#: One model, two cores: offline steps run one at a time in the process, whatever the judges.
-_MODEL_LOCK = threading.Lock()
+#: Offline steps that may run at once in the process, whatever the judges. Each thread spends
+#: most of its time waiting for the embedder, which serves every waiting thread in one grouped
+#: model call (`Embedder.embed`), so more threads mean bigger model calls, not more CPU threads
+#: fighting over the two cores.
+STEP_THREADS = 16
+
+_pool: tuple[int, ThreadPoolExecutor] | None = None
+_pool_lock = threading.Lock()
+
+
+def _step_pool() -> ThreadPoolExecutor:
+    """The process's pool of offline step threads (a new one in a forked child)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool[0] != os.getpid():
+            _pool = (os.getpid(), ThreadPoolExecutor(STEP_THREADS, "convoeval-offline"))
+        return _pool[1]
 
 
 class OfflineJudge:
@@ -36,8 +54,9 @@ class OfflineJudge:
     async def run(
         self, step: Step[OutT], inputs: StepInputs, *, usage: Usage | None = None
     ) -> Answer[OutT]:
-        """Run `step.offline(inputs, kit)` in a worker thread and validate its answer. Nothing
-        is sent anywhere, so a given `usage` only gains the time spent."""
+        """Run `step.offline(inputs, kit)` in one of the offline step threads and validate its
+        answer. Steps of concurrent records run at the same time so that their texts share model
+        calls. Nothing is sent anywhere, so a given `usage` only gains the time spent."""
         if step.offline is None:
             raise StepUnsupported(
                 step.name,
@@ -46,7 +65,10 @@ class OfflineJudge:
                 "`judge=OpenAIJudge(...)` in Python",
             )
         started = time.perf_counter()
-        raw = await asyncio.to_thread(self._call, step, inputs)
+        context = contextvars.copy_context()  # as asyncio.to_thread does
+        raw = await asyncio.get_running_loop().run_in_executor(
+            _step_pool(), context.run, self._call, step, inputs
+        )
         try:  # the same validation and check as every other judge's answers
             output = accept(step, inputs, RawReply(content=raw))
         except AnswerProblem as exc:
@@ -60,16 +82,14 @@ class OfflineJudge:
 
     def _call(self, step: Step[OutT], inputs: StepInputs) -> Any:
         assert step.offline is not None
-        kit = self.kit
-        with _MODEL_LOCK:
-            try:
-                return step.offline(inputs, kit)
-            except JudgeError:
-                raise
-            except Exception as exc:
-                raise JudgeError(
-                    step.name, f"offline implementation failed: {type(exc).__name__}: {exc}"
-                ) from exc
+        try:
+            return step.offline(inputs, self.kit)
+        except JudgeError:
+            raise
+        except Exception as exc:
+            raise JudgeError(
+                step.name, f"offline implementation failed: {type(exc).__name__}: {exc}"
+            ) from exc
 
     def describe(self) -> dict[str, Any]:
         """Judge kind, model and calibration version (no endpoint, no key)."""
