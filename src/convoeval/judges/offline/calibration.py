@@ -7,7 +7,7 @@ records the figures they give. Bump `CALIBRATION_VERSION` whenever a value or a 
 from __future__ import annotations
 
 #: Goes into `OfflineJudge.describe()` and so into results and cache keys.
-CALIBRATION_VERSION = "2026-12-01.1"
+CALIBRATION_VERSION = "2026-12-01.2"
 
 #: The kit re-centres every score so that its decision threshold maps to 0.5 (monotone, so AUROC
 #: and rankings are unchanged): `score >= 0.5` is the shipped verdict for every primitive.
@@ -24,10 +24,11 @@ SCOPE_OVERLAP = 0.7
 SCOPE_THRESHOLD = 0.6664
 
 #: Relevance: weight of the window context in the similarity, and its logistic centre (the
-#: threshold) and scale.
+#: threshold) and scale. Refitted in 2026-12-01.2, when the window vector became the mean of its
+#: texts' vectors (`relevance.relevance_similarity`; was 0.2074 and 0.0978 for the joined text).
 RELEVANCE_CONTEXT_WEIGHT = 0.5
-RELEVANCE_CENTER = 0.2074
-RELEVANCE_SCALE = 0.0978
+RELEVANCE_CENTER = 0.2494
+RELEVANCE_SCALE = 0.109
 
 #: Relevance from features (`relevance_features.FEATURE_NAMES`): logistic weights and bias,
 #: decision at P = 0.5.
