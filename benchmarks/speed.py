@@ -1,12 +1,14 @@
 """Offline judge speed and memory: conversations per second and peak RSS per metric.
 
-Usage: python benchmarks/speed.py [--conversations N] [--stream-records M | --no-stream]
+Usage: python benchmarks/speed.py [--conversations N] [--metric NAME ...] [--stream-records M |
+--no-stream]
 
 Each offline-capable metric (TopicAdherenceScore, ConversationRelevancyMetric, ToolCallAccuracy,
 ToolCallF1) runs in its own child process: it scores a few conversations first (model load and
 warm-up, timed apart), then N seeded conversations (6 exchanges, tool calls, 3 reference topics)
 through `aevaluate(..., judge="offline")`, and reports conversations per second (wall clock),
 CPU seconds and its peak RSS (resource.getrusage, so one metric's memory never hides another's).
+`--metric` (repeatable) runs only the metrics named.
 Then, unless --no-stream, it runs benchmarks/run_memory.py: `convoeval run` over M generated
 conversations (default 100,000) streaming to a results file, peak RSS target under 1 GiB.
 """
@@ -72,13 +74,14 @@ def main() -> int:
     parser.add_argument("--conversations", type=int, default=500)
     parser.add_argument("--stream-records", type=int, default=100_000)
     parser.add_argument("--no-stream", action="store_true", help="skip the run_memory.py part")
+    parser.add_argument("--metric", action="append", choices=METRICS, help="only these metrics")
     parser.add_argument("--child", choices=METRICS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(args.child, args.conversations)))
         return 0
     figures = []
-    for metric in METRICS:
+    for metric in args.metric or METRICS:
         command = [sys.executable, __file__, "--child", metric]
         command += ["--conversations", str(args.conversations)]
         done = subprocess.run(command, capture_output=True, text=True)
