@@ -22,6 +22,7 @@ from convoeval.judges.backend import BackendFailure, Failure
 from convoeval.judges.fake import FakeJudge
 from convoeval.metrics.conversation_relevancy import VERDICTS, ConversationRelevancy
 from convoeval.metrics.user_frustration import UserFrustration
+from convoeval.report.details import metric_details
 
 if TYPE_CHECKING:
     from conftest import FaultServer, Verdict
@@ -276,3 +277,15 @@ def test_cli_flag_reaches_the_judge(fault_server: FaultServer, tmp_path: Path) -
         [*command[:-3], "--judge-samples", "0"], capture_output=True, text=True, env=env
     )
     assert bad.returncode == 2 and "--judge-samples" in bad.stderr
+
+
+async def test_the_report_shows_how_the_samples_agreed() -> None:
+    judge = FakeJudge(
+        {VERDICTS.name: _relevancy((True, False), (True, True), (False, False))}, samples=3
+    )
+    result = await ConversationRelevancy().score(SAMPLE, judge=judge)
+    row = {"scores": {"r": result.value}, "details": {"r": result.details}}
+    html = metric_details("r", row)
+    assert "samples agreeing" in html and "<td><bdi>67%</bdi></td>" in html
+    assert "<td><bdi>3 of 3</bdi></td>" in html
+    assert html.count("<bdi>conversation_relevancy.verdicts</bdi>") == 2  # one row per exchange

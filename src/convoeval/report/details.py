@@ -1,5 +1,6 @@
 """Each metric's outcome for one record as readable HTML: verdict tables, call alignments with
-the argument paths that differ (`address.zip`) and both values, F1 counts and unmatched calls.
+the argument paths that differ (`address.zip`) and both values, F1 counts and unmatched calls,
+and the agreement of repeated judge samples.
 
 Argument differences are computed here from the conversation's own calls (the metric details
 name only the top-level argument), with the metrics' typed equality, so `1` and `"1"` differ.
@@ -174,6 +175,23 @@ def _generic(details: Mapping[str, Any]) -> str:
     return table(("detail", "value"), rows)
 
 
+def _judge_samples(entries: Any) -> str:
+    """How repeated judge samples voted (docs/judges.md): per step and verdict, the share of the
+    answering samples that agreed, and how many of the samples answered."""
+    rows = []
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, Mapping):
+            continue
+        answered = f"{entry.get('answered')} of {entry.get('samples')}"
+        confidence = entry.get("confidence")
+        for key, share in (confidence if isinstance(confidence, Mapping) else {}).items():
+            shown = f"{share:.0%}" if isinstance(share, int | float) else share
+            rows.append([name(entry.get("step")), name(key), name(shown), name(answered)])
+    if not rows:
+        return ""
+    return table(("judge step", "verdict", "samples agreeing", "samples answered"), rows)
+
+
 def metric_details(metric: str, row: Mapping[str, Any]) -> str:
     """One metric's outcome for a record: score or why not, reason, and its details."""
     score = (row.get("scores") or {}).get(metric)
@@ -198,5 +216,6 @@ def metric_details(metric: str, row: Mapping[str, Any]) -> str:
         elif "true_positives" in details:
             body += _f1(details)
         else:
-            body += _generic(details)
+            body += _generic({k: v for k, v in details.items() if k != "judge_samples"})
+        body += _judge_samples(details.get("judge_samples"))
     return f'<div class="metric-block"><h4>{name(metric)}: {head}</h4>{body}</div>'
