@@ -168,7 +168,9 @@ async def test_keyed_role_verdicts_and_criteria_through_the_real_llm(llama_serve
     criteria = ConversationalCriteria(name="Polite", criteria="The assistant is polite.")
     results = []
     for metric in (RoleAdherence(), criteria):
-        judge = OpenAIJudge("smollm2", base_url=llama_server, cache=False, max_tokens=400)
+        judge = OpenAIJudge(
+            "smollm2", base_url=llama_server, cache=False, max_tokens=400, timeout=300
+        )  # a loaded CPU can make one bounded answer take a minute; one request still
         try:
             results.append(await metric.score(sample, judge=judge))
         finally:
