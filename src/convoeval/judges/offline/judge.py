@@ -20,8 +20,9 @@ from convoeval.judges.step import StepInputs
 #: Offline steps that may run at once in the process, whatever the judges. Each thread spends
 #: most of its time waiting for the embedder, which serves every waiting thread in one grouped
 #: model call (`Embedder.embed`), so more threads mean bigger model calls, not more CPU threads
-#: fighting over the two cores.
-STEP_THREADS = 16
+#: fighting over the two cores. Topic adherence on benchmarks/speed.py's workload: about 12, 16
+#: and 17 conversations/s with 4, 16 and 32 threads (64: no clear gain) on the shared machine.
+STEP_THREADS = 32
 
 _pool: tuple[int, ThreadPoolExecutor] | None = None
 _pool_lock = threading.Lock()
