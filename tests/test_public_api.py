@@ -52,6 +52,7 @@ EXPECTED = {
     "DataError",
     "ConversionError",
     "JudgeError",
+    "JudgePanel",
     "MissingFieldsError",
     "ResultsFileError",
     "OfflineJudgeError",

@@ -6,6 +6,7 @@ from convoeval._version import VERSION as __version__
 from convoeval.errors import ConvoevalError
 from convoeval.io.errors import ConversionError, DataError
 from convoeval.judges.base import JudgeError
+from convoeval.judges.panel import JudgePanel
 from convoeval.metrics import (
     AgentGoalAccuracyWithoutReference,
     AgentGoalAccuracyWithReference,
@@ -78,6 +79,7 @@ __all__ = [
     "EvaluationResult",
     "HumanMessage",
     "JudgeError",
+    "JudgePanel",
     "KnowledgeRetentionMetric",
     "LLMTestCase",
     "Metric",

@@ -22,6 +22,7 @@ PUBLIC = {
     "JudgeCache",
     "JudgeConfigError",
     "JudgeError",
+    "JudgePanel",
     "JudgeSpecError",
     "OpenAIJudge",
     "Step",

@@ -1,5 +1,5 @@
 """The judge layer: the protocol, the LLM-judge core and its backends (OpenAI-compatible, fake),
-the answer cache, and `resolve_judge`, which turns a `--judge` spec into a judge.
+the answer cache, judge panels, and `resolve_judge`, which turns `--judge` specs into a judge.
 
 The offline judge is imported lazily (it loads onnxruntime), never when this package is imported.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from convoeval.judges.base import (
@@ -21,6 +22,7 @@ from convoeval.judges.base import (
 )
 from convoeval.judges.cache import JudgeCache
 from convoeval.judges.fake import FakeJudge
+from convoeval.judges.panel import JudgePanel
 
 if TYPE_CHECKING:
     from convoeval.judges.openai_judge import OpenAIJudge
@@ -40,6 +42,7 @@ __all__ = [
     "JudgeCache",
     "JudgeConfigError",
     "JudgeError",
+    "JudgePanel",
     "JudgeSpecError",
     "OpenAIJudge",
     "Step",
@@ -53,7 +56,7 @@ PROVIDERS = ("openai",)
 _FORMS = (
     "'offline' (the embedded judge, the default), 'PROVIDER/MODEL' with provider "
     f"{' or '.join(repr(p) for p in PROVIDERS)} (e.g. 'openai/gpt-4o-mini', any "
-    "OpenAI-compatible server), or a Judge instance"
+    "OpenAI-compatible server), a Judge instance, or a list of these (a judge panel)"
 )
 _OPTIONS = frozenset(
     {
@@ -75,17 +78,23 @@ class JudgeSpecError(JudgeConfigError):
     """A judge spec that names no judge (`--judge ofline`, `foo`, `anthropic/...`)."""
 
 
-def resolve_judge(spec: Judge | str | None, **options: Any) -> Judge:
-    """Turn a judge spec (None or 'offline', 'PROVIDER/MODEL', a Judge) into a judge.
+def resolve_judge(spec: Judge | str | Sequence[Judge | str] | None, **options: Any) -> Judge:
+    """Turn a judge spec (None or 'offline', 'PROVIDER/MODEL', a Judge) into a judge; a list
+    of two or more specs into a `JudgePanel` of them (a list of one is that one judge).
 
     `options` (base_url, api_key, concurrency, cache, timeout, retry_budget, seed, max_tokens,
-    reason_first, samples) configure an LLM judge; options left as None keep their defaults;
-    the offline judge takes none. Anything else is a `JudgeSpecError` listing the valid forms
-    (did-you-mean).
+    reason_first, samples) configure an LLM judge (each LLM member of a panel); options left as
+    None keep their defaults; the offline judge takes none. Anything else is a
+    `JudgeSpecError` listing the valid forms (did-you-mean).
     """
     unknown = set(options) - _OPTIONS
     if unknown:
         raise TypeError(f"unknown judge options {sorted(unknown)}; accepted: {sorted(_OPTIONS)}")
+    if isinstance(spec, list | tuple):
+        if not spec:
+            raise JudgeSpecError(f"an empty list of judges names no judge; {_accepted()}")
+        members = [resolve_judge(one, **options) for one in spec]
+        return members[0] if len(members) == 1 else JudgePanel(members)
     if spec is not None and not isinstance(spec, str):
         if isinstance(spec, Judge):
             return spec

@@ -78,18 +78,33 @@ def combine(
 
     Raises `JudgeError` when fewer than `quorum(len(results))` samples answered.
     """
+    output, confidence = vote(step, inputs, results, voters="judge samples")
+    vote_record = SampleVote(
+        answers=[None if isinstance(r, JudgeError) else r.model_dump(mode="json") for r in results],
+        errors={i: str(r) for i, r in enumerate(results) if isinstance(r, JudgeError)},
+        confidence=confidence,
+    )
+    return output, vote_record
+
+
+def vote(
+    step: Step[OutT], inputs: Any, results: Sequence[OutT | JudgeError], *, voters: str
+) -> tuple[OutT, dict[str, float]]:
+    """The majority answer of `results` (one per voter, in voter order: repeated samples of one
+    judge, or the members of a judge panel) and each verdict's confidence. The rules are the
+    module's; the earliest voter breaks ties. `voters` names them in the error raised when fewer
+    than `quorum(len(results))` answered."""
     answers = [r for r in results if not isinstance(r, JudgeError)]
-    errors = {i: str(r) for i, r in enumerate(results) if isinstance(r, JudgeError)}
+    errors = [str(r) for r in results if isinstance(r, JudgeError)]
     needed = quorum(len(results))
     if len(answers) < needed:
-        first = next(iter(errors.values()))
         raise JudgeError(
             step.name,
-            f"only {len(answers)} of {len(results)} judge samples answered (at least {needed} "
-            f"needed for a majority); first failure: {first}",
+            f"only {len(answers)} of {len(results)} {voters} answered (at least {needed} "
+            f"needed for a majority); first failure: {errors[0]}",
         )
-    key_field = getattr(step.shape, "key_field", None)
-    if isinstance(key_field, str) and all(hasattr(a, _VERDICTS) for a in answers):
+    key_field = _key_field(step)
+    if key_field is not None and all(hasattr(a, _VERDICTS) for a in answers):
         combined, confidence = _combine_keyed(answers, key_field)
     else:
         combined, share = _vote(answers, exclude=())
@@ -97,13 +112,43 @@ def combine(
     try:
         output = accept(step, inputs, RawReply(content=combined.model_dump()))
     except AnswerProblem as exc:  # pieces of valid answers that do not fit together
-        raise JudgeError(step.name, f"the combined judge samples do not fit: {exc}") from exc
-    vote = SampleVote(
-        answers=[None if isinstance(r, JudgeError) else r.model_dump(mode="json") for r in results],
-        errors=errors,
-        confidence=confidence,
-    )
-    return output, vote
+        raise JudgeError(step.name, f"the combined {voters} do not fit: {exc}") from exc
+    return output, confidence
+
+
+def ratings(
+    step: Step[Any], results: Sequence[BaseModel | JudgeError]
+) -> dict[str, dict[str, list[Any]]]:
+    """What each voter said on every voted (boolean or categorical) field, per verdict key (or
+    "answer" for a step that is not keyed): `{key: {field: [value per voter, None where the
+    voter did not answer or gave no verdict for the key]}}`, values JSON-ready. This is what
+    the agreement between judges is computed from."""
+    key_field = _key_field(step)
+    table: dict[str, dict[str, list[Any]]] = {}
+    for index, result in enumerate(results):
+        if isinstance(result, JudgeError):
+            continue
+        items: list[tuple[str, BaseModel, tuple[str, ...]]]
+        if key_field is not None and hasattr(result, _VERDICTS):
+            items = [
+                (str(getattr(v, key_field)), v, (key_field,)) for v in getattr(result, _VERDICTS)
+            ]
+        else:
+            items = [(WHOLE_ANSWER, result, ())]
+        for key, verdict, exclude in items:
+            fields = type(verdict).model_fields
+            dumped = verdict.model_dump(mode="json")
+            for name in fields:
+                if name in exclude or not _is_categorical(fields[name].annotation):
+                    continue
+                row = table.setdefault(key, {}).setdefault(name, [None] * len(results))
+                row[index] = dumped[name]
+    return table
+
+
+def _key_field(step: Step[Any]) -> str | None:
+    key_field = getattr(step.shape, "key_field", None)
+    return key_field if isinstance(key_field, str) else None
 
 
 def _combine_keyed(

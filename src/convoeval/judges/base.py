@@ -26,6 +26,7 @@ __all__ = [
     "JudgeError",
     "OfflineImpl",
     "OutT",
+    "PanelVote",
     "SampleVote",
     "Step",
     "StepUnsupported",
@@ -85,14 +86,49 @@ class SampleVote:
         }
 
 
+@dataclass(frozen=True)
+class PanelVote:
+    """How a judge panel (judges/panel.py) combined its members' answers: the members' labels,
+    each member's answer (None where it failed) and failure, each verdict's confidence (the
+    share of the answering members that agreed with the majority), what every member said on
+    each voted field (`ratings`, for the agreement between judges) and, for a member that
+    answers by repeated samples, how its samples voted."""
+
+    members: list[str]
+    answers: list[dict[str, Any] | None]
+    errors: dict[int, str]
+    confidence: dict[str, float]
+    ratings: dict[str, dict[str, list[Any]]]
+    samples: dict[int, SampleVote] = field(default_factory=dict)
+
+    def as_dict(self, step: str) -> dict[str, Any]:
+        """A JSON-ready record for a metric's details (`judge_panel`), members by label."""
+        return {
+            "step": step,
+            "members": list(self.members),
+            "answered": len(self.members) - len(self.errors),
+            "confidence": {k: round(v, 6) for k, v in self.confidence.items()},
+            "answers": dict(zip(self.members, self.answers, strict=True)),
+            "errors": {self.members[i]: message for i, message in self.errors.items()},
+            "ratings": self.ratings,
+            **(
+                {"samples": {self.members[i]: v.as_dict(step) for i, v in self.samples.items()}}
+                if self.samples
+                else {}
+            ),
+        }
+
+
 @dataclass
 class Answer(Generic[OutT]):
     """A validated judge answer and what it cost; `vote` says how repeated samples were
-    combined into it (None: one sample)."""
+    combined into it (None: one sample), `panel` how a judge panel's members were (None: not a
+    panel)."""
 
     output: OutT
     usage: Usage = field(default_factory=Usage)
     vote: SampleVote | None = None
+    panel: PanelVote | None = None
 
 
 class JudgeError(ConvoevalError):

@@ -178,7 +178,8 @@ class Ask:
     A new `Ask` is made for every `score` call, so concurrent calls never share usage. A judge
     that answers by repeated samples (`samples=N`) returns how it voted; `judge_samples` keeps
     one record per step asked (every sample's answer, each verdict's confidence), which `score`
-    puts into the result's details under "judge_samples".
+    puts into the result's details under "judge_samples"; a judge panel's records (every
+    member's answer and ratings) go under "judge_panel" alike.
     """
 
     def __init__(self, judge: Judge | None, metric: str) -> None:
@@ -186,6 +187,8 @@ class Ask:
         self.metric = metric
         self.usage = Usage()
         self.judge_samples: list[dict[str, Any]] = []
+        #: One record per step a judge panel answered (every member's answer and ratings).
+        self.judge_panel: list[dict[str, Any]] = []
 
     async def __call__(self, step: Step[OutT], inputs: StepInputs) -> OutT:
         """Ask the judge one step."""
@@ -197,7 +200,21 @@ class Ask:
         vote = getattr(answer, "vote", None)  # judges written before samples have none
         if vote is not None:
             self.judge_samples.append(vote.as_dict(step.name))
+        panel = getattr(answer, "panel", None)
+        if panel is not None:
+            self.judge_panel.append(panel.as_dict(step.name))
         return answer.output
+
+    def details(self) -> dict[str, Any]:
+        """What the judge's votes add to a result's details (`judge_samples`, `judge_panel`)."""
+        return {
+            name: records
+            for name, records in (
+                ("judge_samples", self.judge_samples),
+                ("judge_panel", self.judge_panel),
+            )
+            if records
+        }
 
 
 class Metric(ABC):
@@ -260,14 +277,13 @@ class Metric(ABC):
         try:
             result = await self._score(converted, ask)
         except JudgeError as exc:
-            samples = {"judge_samples": ask.judge_samples} if ask.judge_samples else None
-            return MetricResult.failure(type(exc).__name__, str(exc), samples, usage=ask.usage)
-        if ask.usage == Usage() and not ask.judge_samples:
+            votes = ask.details() or None
+            return MetricResult.failure(type(exc).__name__, str(exc), votes, usage=ask.usage)
+        votes = ask.details()
+        if ask.usage == Usage() and not votes:
             return result
         usage = Usage().add(result.usage).add(ask.usage)
-        details = result.details
-        if ask.judge_samples:
-            details = {**details, "judge_samples": ask.judge_samples}
+        details = {**result.details, **votes} if votes else result.details
         return MetricResult(result.value, result.reason, details, usage, result.error)
 
     def score_sync(self, sample: SampleLike, *, judge: Judge | str | None = None) -> MetricResult:
