@@ -48,6 +48,10 @@ def print_summary(result: EvaluationResult, trials: TrialsSummary | None = None)
     console = Console(width=max(100, Console().width))
     console.print(summary_table(result))
     click.echo(usage_text(result))
+    from convoeval.runner._panel_agreement import agreement_lines
+
+    for line in agreement_lines(result.panel_agreement()):
+        click.echo(line)
     for line in trials.lines() if trials is not None else []:
         click.echo(line)
 

@@ -159,9 +159,11 @@ def list_metrics() -> None:
 )
 @click.option(
     "--judge",
-    default="offline",
+    multiple=True,
+    default=["offline"],
     show_default=True,
-    help="'offline' (embedded, no key) or 'openai/MODEL' (any OpenAI-compatible server).",
+    help="'offline' (embedded, no key) or 'openai/MODEL' (any OpenAI-compatible server); "
+    "repeat for a judge panel (majority vote, Fleiss' kappa between the judges).",
 )
 @click.option("--base-url", default=None, help="OpenAI-compatible server URL (or OPENAI_BASE_URL).")
 @click.option(
@@ -267,7 +269,7 @@ def list_metrics() -> None:
 def run(
     data: Path,
     metric_names: tuple[str, ...],
-    judge: str,
+    judge: tuple[str, ...],
     base_url: str | None,
     api_key: str | None,
     timeout: float | None,
@@ -307,15 +309,16 @@ def run(
     limits = pairs(thresholds, "--threshold")
     gates = pairs(fail_under, "--fail-under")
     target = output or default_output(data)
-    if judge.strip().lower() == "offline" and (base_url or api_key) and not quiet:
+    offline = all(one.strip().lower() == "offline" for one in judge)
+    if offline and (base_url or api_key) and not quiet:
         click.echo(
             "note: --base-url and --api-key are used only by an openai/MODEL judge", err=True
         )
-    if judge.strip().lower() == "offline" and (judge_samples or 1) > 1 and not quiet:
+    if offline and (judge_samples or 1) > 1 and not quiet:
         click.echo("note: --judge-samples is used only by an LLM judge", err=True)
     try:
         chosen = resolve_judge(
-            judge,
+            list(judge),
             base_url=base_url,
             api_key=api_key,
             concurrency=concurrency,

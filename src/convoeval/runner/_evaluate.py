@@ -19,17 +19,17 @@ from typing import Any, TypedDict, Unpack
 
 from convoeval._sync import run_sync
 from convoeval._version import VERSION
-from convoeval.judges.base import Judge
 from convoeval.metrics import Metric
 from convoeval.runner._inputs import IN_MEMORY, Item, SamplesLike, Scan, Source
 from convoeval.runner._lock import RunLock, check_writable
 from convoeval.runner._plan import (
     JudgePlan,
+    JudgeSpec,
     UsageError,
     build_metrics,
     candidates,
-    is_offline,
     metric_entry,
+    offline_member,
     plan_judges,
 )
 from convoeval.runner._reach import check_reachable
@@ -96,7 +96,7 @@ class RunOptions(TypedDict, total=False):
 def evaluate(
     samples: SamplesLike | None = None,
     metrics: Iterable[Metric | str | Any] | Metric | str | None = None,
-    judge: Judge | str | None = None,
+    judge: JudgeSpec = None,
     **options: Unpack[RunOptions],
 ) -> EvaluationResult:
     """Score samples (a data file, a list or any iterable) with metrics; see `aevaluate`."""
@@ -106,7 +106,7 @@ def evaluate(
 async def aevaluate(
     samples: SamplesLike | None = None,
     metrics: Iterable[Metric | str | Any] | Metric | str | None = None,
-    judge: Judge | str | None = None,
+    judge: JudgeSpec = None,
     **options: Unpack[RunOptions],
 ) -> EvaluationResult:
     """Score every record with every metric and stream one results row per record to `output`.
@@ -114,7 +114,8 @@ async def aevaluate(
     `samples` (or Ragas's `dataset=`, DeepEval's `test_cases=`): a data file path (JSONL, JSON,
     CSV, Parquet; any layout) or an iterable of `MultiTurnSample`, `ConversationalTestCase` or
     dicts. `metrics`: instances, names or `NAME:key=value,...` specs; None picks every metric the
-    data and the judge support. `judge`: a Judge, a spec ('offline', 'openai/MODEL') or None.
+    data and the judge support. `judge`: a Judge, a spec ('offline', 'openai/MODEL'), None, or
+    a list of them: a judge panel (majority vote; `result.panel_agreement()`).
     `max_concurrency`, `cache`, `timeout`, `retry_budget`, `reason_first`, `judge_samples`
     (N answers per step, majority vote), `base_url`, `api_key` configure a judge built from a
     spec (refused with a Judge object, which carries its own).
@@ -137,7 +138,8 @@ async def aevaluate(
     if concurrency is not None and concurrency < 1:
         raise UsageError("max_concurrency must be at least 1")
     named = sorted(name for name in _JUDGE_OPTIONS if options.get(name) is not None)
-    if named and judge is not None and not isinstance(judge, str):
+    specs = judge if isinstance(judge, list | tuple) else [judge]
+    if named and any(one is not None and not isinstance(one, str) for one in specs):
         raise UsageError(
             f"{', '.join(named)} {'configures' if len(named) == 1 else 'configure'} a judge "
             "built from a spec; a Judge object carries "
@@ -161,7 +163,7 @@ async def aevaluate(
 def _choose(
     source: Source,
     metrics: Iterable[Metric | str | Any] | Metric | str | None,
-    judge: Judge | str | None,
+    judge: JudgeSpec,
     options: RunOptions,
 ) -> tuple[list[Metric], Scan, dict[str, str]]:
     """The run's metrics and the scan of the data (one read: checks, choice, fingerprint)."""
@@ -169,7 +171,7 @@ def _choose(
     if metrics is not None:
         chosen = build_metrics(metrics, options.get("thresholds"))
         return chosen, source.scan(chosen, skip_invalid=skip_invalid), {}
-    pool, skipped = candidates(offline=is_offline(judge))
+    pool, skipped = candidates(offline=offline_member(judge) is not None)
     scan = source.scan(pool, select=True, skip_invalid=skip_invalid)
     chosen = []
     for metric in pool:
@@ -191,7 +193,7 @@ def _choose(
 async def _evaluate(
     source: Source,
     metrics: Iterable[Metric | str | Any] | Metric | str | None,
-    judge: Judge | str | None,
+    judge: JudgeSpec,
     options: RunOptions,
 ) -> EvaluationResult:
     chosen, scan, skipped = _choose(source, metrics, judge, options)
@@ -239,6 +241,9 @@ async def _evaluate(
             finally:
                 shown.close()
             meta["completed"] = now()
+            agreement = aggregates.panel_agreement()
+            if agreement:
+                meta["panel_agreement"] = agreement
             write_meta(path, meta)
     except BaseException:
         if owned is not None:  # nobody can reach a temporary results file of a failed run

@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from convoeval._text import plural
 from convoeval.errors import ConvoevalError
-from convoeval.judges import Judge, resolve_judge
+from convoeval.judges import Judge, JudgePanel, resolve_judge
 from convoeval.metrics import METRICS, Metric, as_metric, get_metric
 from convoeval.runner._metric_options import OptionValueError, convert, parameters, python_only
 from convoeval.runner.rows import JudgeDescription, MetricRecord
@@ -144,6 +144,10 @@ def candidates(offline: bool) -> tuple[list[Metric], dict[str, str]]:
     return chosen, skipped
 
 
+#: What `evaluate(judge=...)` accepts: a Judge, a spec, a list of them (a panel), or None.
+JudgeSpec = Judge | str | Sequence[Judge | str] | None
+
+
 def is_offline(judge: Judge | str | None) -> bool:
     """Whether a judge (or a spec) is the offline judge."""
     if judge is None:
@@ -151,6 +155,28 @@ def is_offline(judge: Judge | str | None) -> bool:
     if isinstance(judge, str):
         return judge.strip().lower() == "offline"
     return describe(judge).get("kind") == "offline" or getattr(judge, "name", None) == "offline"
+
+
+def members(judge: JudgeSpec) -> list[Judge | str | None]:
+    """The judges that answer for `judge`: a panel's (or a list's) members, else the judge."""
+    if judge is None or isinstance(judge, str):
+        return [judge]
+    if isinstance(judge, JudgePanel):
+        return [m for one in judge.members for m in members(one)]
+    if isinstance(judge, Sequence):
+        return [m for one in judge for m in members(one)]
+    return [judge]
+
+
+def offline_member(judge: JudgeSpec) -> str | None:
+    """How to name the offline judge among the judges answering for `judge` (None: there is
+    none): "the judge" alone, "panel member 'offline'" in a panel."""
+    found = [m for m in members(judge) if is_offline(m)]
+    if not found:
+        return None
+    if len(members(judge)) == 1:
+        return "the judge"
+    return "panel member 'offline'"
 
 
 def describe(judge: Judge) -> JudgeDescription:
@@ -182,6 +208,8 @@ class JudgePlan:
         """A short identity of a metric's judge (kind, model, endpoint), for resume checks."""
         if not metric.uses_judge:
             return None
+        if isinstance(judge, JudgePanel):
+            return "panel: " + "; ".join(str(self.identity(metric, m)) for m in judge.members)
         desc = describe(judge) if judge is not None else {}
         name = getattr(judge, "name", "default") if judge is not None else "metric's own"
         parts = (name, desc.get("model"), desc.get("endpoint"))
@@ -189,37 +217,46 @@ class JudgePlan:
 
     def calibration(self) -> str | None:
         """The offline judge's calibration version when a metric uses the offline judge."""
-        if not any(j is not None and is_offline(j) for j in self.per_metric):
+        if not any(j is not None and offline_member(j) for j in self.per_metric):
             return None
         from convoeval.judges.offline import calibration
 
         return calibration.CALIBRATION_VERSION
 
     def judges(self, metrics: Sequence[Metric]) -> list[Judge]:
-        """Every distinct judge this run may ask, the metrics' own included."""
+        """Every distinct judge this run may ask, the metrics' own and the members of a
+        panel included (a panel's endpoints are its members')."""
         found = {id(j): j for j in (self.main, *self.per_metric) if j is not None}
         for metric in metrics:
             own = getattr(metric, "_resolved_own", None)
             if own is not None:
                 found[id(own)] = own
+        for judge in list(found.values()):
+            for member in members(judge):
+                if member is not None and not isinstance(member, str):
+                    found.setdefault(id(member), member)
         return list(found.values())
 
     async def close_clients(self, metrics: Sequence[Metric]) -> None:
         """Close the HTTP clients the run's judges opened on this event loop (it ends next)."""
         for judge in self.judges(metrics):
+            if isinstance(judge, JudgePanel):
+                continue  # its members are in the list too
             close = getattr(judge, "aclose", None)
             if close is not None:
                 await close()
 
 
 def plan_judges(
-    metrics: Sequence[Metric], judge: Judge | str | None, options: Mapping[str, Any]
+    metrics: Sequence[Metric], judge: JudgeSpec, options: Mapping[str, Any]
 ) -> JudgePlan:
     """Resolve the run's judge once (only if a metric asks one) and check the offline judge.
 
     A metric with its own judge keeps it when the run is given none. A metric that needs an LLM
-    judge, paired with the offline judge, is an `OfflineJudgeError` naming the option to use.
-    `options` configure a judge built from a spec (the caller refuses them with an object).
+    judge, paired with the offline judge (alone or as a member of a judge panel, which answers
+    only what every member can), is an `OfflineJudgeError` naming the option to use (or the
+    member). `options` configure a judge built from a spec (the caller refuses them with an
+    object); a list of specs is a judge panel.
     """
     given = {k: v for k, v in options.items() if v is not None}
     askers = [m for m in metrics if m.uses_judge]
@@ -228,6 +265,7 @@ def plan_judges(
         main = resolve_judge(judge, **given)
     per_metric: list[Judge | None] = []
     blocked = []
+    offline_name = "the judge"
     for metric in metrics:
         if not metric.uses_judge:
             per_metric.append(None)
@@ -235,14 +273,22 @@ def plan_judges(
         own = metric.judge if judge is None else None
         chosen: Judge | None = main if own is None else None
         effective: Judge | str | None = chosen if chosen is not None else own
-        if metric.needs_llm and is_offline(effective):
+        offline = offline_member(effective)
+        if metric.needs_llm and offline:
             blocked.append(metric.name)
+            offline_name = offline
         per_metric.append(chosen)
     if blocked:
+        advice = (
+            f"choose an LLM judge ({OFFLINE_HINT})"
+            if offline_name == "the judge"
+            else "leave the offline judge out of the panel"
+        )
         raise OfflineJudgeError(
             f"{plural(len(blocked), 'metric')} {', '.join(blocked)} "
-            f"{'needs' if len(blocked) == 1 else 'need'} an LLM judge, and the "
-            f"judge is the offline one; choose an LLM judge ({OFFLINE_HINT}), or leave "
+            f"{'needs' if len(blocked) == 1 else 'need'} an LLM judge, and "
+            f"{offline_name} is the offline one, which cannot answer "
+            f"{'its' if len(blocked) == 1 else 'their'} steps; {advice}, or leave "
             f"{'it' if len(blocked) == 1 else 'them'} out"
         )
     return JudgePlan(main, per_metric)

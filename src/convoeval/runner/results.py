@@ -17,6 +17,7 @@ from typing import Any
 
 from convoeval._text import plural
 from convoeval.judges.base import Usage
+from convoeval.runner._panel_agreement import PanelAgreement
 from convoeval.runner._plan import UsageError
 from convoeval.runner._resume import iter_rows, read_meta, read_rows
 from convoeval.runner.pricing import estimate_cost
@@ -89,6 +90,7 @@ class Aggregates:
         self.stats = {name: MetricStats(threshold=thresholds.get(name)) for name in metrics}
         self.usage = Usage()
         self.rows = 0
+        self.agreement = PanelAgreement()
 
     def add_row(self, row: ResultRow) -> None:
         """Count one results row."""
@@ -99,6 +101,11 @@ class Aggregates:
             value = scores.get(name)
             stats.add(float(value) if value is not None else None, name in errors)
         self.usage.add(usage_of(row.get("usage")))
+        self.agreement.add_row(row.get("details") or {})
+
+    def panel_agreement(self) -> dict[str, dict[str, Any]]:
+        """Per metric scored by a judge panel: Fleiss' kappa between its members."""
+        return self.agreement.summary()
 
 
 class EvaluationResult:
@@ -160,6 +167,13 @@ class EvaluationResult:
     def summary(self) -> dict[str, dict[str, Any]]:
         """Per metric: mean, std, min, max, scored, unscored, failed, threshold, pass rate."""
         return {name: stats.summary() for name, stats in self._aggregates.stats.items()}
+
+    def panel_agreement(self) -> dict[str, dict[str, Any]]:
+        """Per metric scored by a judge panel, how far its members agree: `kappa` (Fleiss'
+        kappa over the voted boolean and categorical verdict fields, None when every verdict
+        fell in one category), `verdicts` (items rated by every member), `judges` (members)
+        and `incomplete` (items some member did not rate, left out). Empty without a panel."""
+        return self._aggregates.panel_agreement()
 
     def usage_summary(self) -> dict[str, Any]:
         """Total usage plus the cost estimate and its note."""

@@ -118,6 +118,8 @@ class RunMeta(TypedDict):
     started: str
     completed: str | None
     resumed: NotRequired[str]
+    #: Per metric scored by a judge panel: Fleiss' kappa between its members (when completed).
+    panel_agreement: NotRequired[dict[str, dict[str, Any]]]
     rows: str
 
 
