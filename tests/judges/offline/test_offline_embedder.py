@@ -12,7 +12,13 @@ import numpy as np
 import pytest
 
 from convoeval.judges.offline import Embedder, ModelIntegrityError
-from convoeval.judges.offline.embedder import DIM, MODEL_SHA256, default_model_path, file_sha256
+from convoeval.judges.offline.embedder import (
+    DIM,
+    MODEL_SHA256,
+    _chunks,
+    default_model_path,
+    file_sha256,
+)
 
 
 def test_pinned_model_file_matches() -> None:
@@ -271,3 +277,15 @@ def test_the_cache_is_bounded_and_keeps_the_most_recent_texts() -> None:
     emb.embed(["text 7"])  # a hit: now the most recent
     emb.embed(["text 10"])
     assert list(emb._cache) == ["text 9", "text 7", "text 10"]
+
+
+def test_model_runs_are_bounded_in_texts_and_padded_tokens() -> None:
+    assert _chunks([5, 5, 5, 5, 5], rows=2, tokens=100) == [[0, 1], [2, 3], [4]]
+    assert _chunks([10, 20, 30, 256, 256], rows=32, tokens=512) == [[0, 1, 2], [3, 4]]
+    assert _chunks([300, 400], rows=32, tokens=256) == [[0], [1]]  # one text always fits
+
+
+def test_token_bounded_runs_give_the_same_vectors() -> None:
+    texts = ["short", "a little longer text about trains", "long words " * 60, "x"]
+    bounded = Embedder(cache_size=0, batch_tokens=64)
+    np.testing.assert_array_equal(bounded.embed(texts), Embedder(cache_size=0).embed(texts))

@@ -85,7 +85,10 @@ class Embedder:
     """Loads the model on first use (once, under a lock) and embeds texts into unit vectors.
 
     `cache_size` bounds the LRU cache of vectors by exact text; `group_limit` bounds how many
-    texts one grouped model call takes from the threads waiting (see `embed`).
+    texts one grouped model call takes from the threads waiting (see `embed`). Each model run
+    takes at most `batch_size` texts and `batch_tokens` padded tokens: onnxruntime keeps the
+    memory of its largest run, and on 200 long tau-bench conversations 32 texts of 256 tokens per
+    run took peak RSS to 1.8 GB, 1,024 tokens to 463 MB, no slower.
     """
 
     def __init__(
@@ -96,6 +99,7 @@ class Embedder:
         expected_sha256: str = MODEL_SHA256,
         threads: int = 2,
         batch_size: int = 32,
+        batch_tokens: int = 1024,
         max_tokens: int = MAX_TOKENS,
         cache_size: int = 8192,
         group_limit: int = 512,
@@ -105,6 +109,7 @@ class Embedder:
         self._expected_sha256 = expected_sha256
         self._threads = threads
         self._batch_size = batch_size
+        self._batch_tokens = batch_tokens
         self._max_tokens = max_tokens
         self._cache_size = cache_size
         self._group_limit = max(1, group_limit)
@@ -286,8 +291,10 @@ class Embedder:
         encodings = [self._encode(t) for t in texts]
         order = sorted(range(len(texts)), key=lambda k: len(encodings[k].ids))
         result = np.zeros((len(texts), DIM), dtype=np.float32)
-        for start in range(0, len(order), self._batch_size):
-            chunk = order[start : start + self._batch_size]
+        for chunk in _chunks(
+            [len(encodings[k].ids) for k in order], self._batch_size, self._batch_tokens
+        ):
+            chunk = [order[k] for k in chunk]
             width = max(len(encodings[k].ids) for k in chunk)
             ids = np.zeros((len(chunk), width), dtype=np.int64)
             mask = np.zeros((len(chunk), width), dtype=np.int64)
@@ -300,6 +307,18 @@ class Embedder:
             hidden = self._session.run(None, feeds)[0]  # one caller at a time: `_busy`
             result[chunk] = _pool(np.asarray(hidden, dtype=np.float32), mask)
         return result
+
+
+def _chunks(lengths: list[int], rows: int, tokens: int) -> list[list[int]]:
+    """Consecutive runs of indexes into `lengths` (ascending) for one model call each: at most
+    `rows` texts and, padded to the run's longest, at most `tokens` tokens (at least one text)."""
+    runs: list[list[int]] = []
+    for k, n in enumerate(lengths):
+        if runs and len(runs[-1]) < rows and (len(runs[-1]) + 1) * n <= tokens:
+            runs[-1].append(k)
+        else:
+            runs.append([k])
+    return runs
 
 
 def _cut_point(text: str, limit: int) -> int:

@@ -20,8 +20,8 @@ from convoeval.judges.step import StepInputs
 #: Offline steps that may run at once in the process, whatever the judges. Each thread spends
 #: most of its time waiting for the embedder, which serves every waiting thread in one grouped
 #: model call (`Embedder.embed`), so more threads mean bigger model calls, not more CPU threads
-#: fighting over the two cores. Topic adherence on benchmarks/speed.py's workload: about 12, 16
-#: and 17 conversations/s with 4, 16 and 32 threads (64: no clear gain) on the shared machine.
+#: fighting over the two cores. Topic adherence on benchmarks/speed.py's workload, shared machine:
+#: 13-14, 11-16, 16-17 and 18-19 conversations/s with 4, 16, 32 and 64 threads (README).
 STEP_THREADS = 32
 
 _pool: tuple[int, ThreadPoolExecutor] | None = None
