@@ -29,6 +29,7 @@ from convoeval.judges.backend import Backend, BackendFailure, BackendReply, Back
 from convoeval.judges.base import Answer, JudgeConfigError, JudgeError, Usage
 from convoeval.judges.cache import JudgeCache, cache_key
 from convoeval.judges.endpoints import ENDPOINTS, MODES, EndpointRegistry
+from convoeval.judges.repeat import current_repeat, repeat_sampling
 from convoeval.judges.retry import Limiter, RetryBudget, RetryPolicy
 from convoeval.judges.step import Step
 
@@ -169,16 +170,20 @@ class LLMJudge:
         sample: int | None,
     ) -> OutT:
         """One valid answer, from the cache or asked; `sample` is the index of a repeated
-        sample (its own sampling settings and cache key), None for the only one."""
+        sample (its own sampling settings and cache key), None for the only one; a repeat of a
+        repeated run (after the first) has its own sampling settings and cache key too."""
         sampling = self.backend.sampling()
         if sample is not None:
             sampling = sample_sampling(sampling, sample)
+        repeat = current_repeat()  # a repeated run's repeat: fresh samples (judges/repeat.py)
+        if repeat:
+            sampling = repeat_sampling(sampling, repeat, self.samples)
         key = self._cache_key(step, user, schema, sampling) if self.cache is not None else ""
         cached = await self._cached(key, step, inputs)
         if cached is not None:
             tally.add(Usage(cached=1))
             return cached
-        overrides = {} if sample is None else sampling
+        overrides = {} if sample is None and not repeat else sampling
         try:
             output = await ask_validated(
                 step,
