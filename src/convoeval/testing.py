@@ -16,9 +16,11 @@ from typing import Any
 
 from convoeval._sync import run_sync
 from convoeval.judges.base import Judge
+from convoeval.judges.repeat import repeat_scope
 from convoeval.metrics import Metric, MetricResult
 from convoeval.metrics._base import SampleLike, as_sample
 from convoeval.runner._plan import build_metrics, plan_judges
+from convoeval.runner._repeats import bootstrap_ci, combine_repeats, parse_gate, spread
 
 __all__ = ["assert_conversation", "convoeval_cases"]
 
@@ -51,18 +53,68 @@ async def _score_all(
     )
 
 
+async def _score_repeats(
+    sample: Any, metrics: Sequence[Metric], judges: Sequence[Judge | None], repeat: int
+) -> list[list[MetricResult]]:
+    """Per metric, its results over `repeat` repeats (each with fresh judge samples)."""
+
+    async def one(index: int) -> list[MetricResult]:
+        with repeat_scope(index):
+            return await _score_all(sample, metrics, judges)
+
+    runs = await asyncio.gather(*(one(index) for index in range(repeat)))
+    return [[run[k] for run in runs] for k in range(len(metrics))]
+
+
+def _repeated_verdict(
+    metric: Metric, results: list[MetricResult], mode: str, rate: float | None
+) -> tuple[MetricResult, str | None]:
+    """The combined result over the repeats (its details gain the spread under `repeats`) and
+    why it fails the gate: the mean, the interval's lower bound, or the pass rate."""
+    combined = combine_repeats(results)
+    entry = spread([r.value for r in results], metric.threshold)
+    combined.details["repeats"] = entry
+    problem = _verdict(metric, combined)
+    if problem is not None or metric.threshold is None or mode == "mean":
+        return combined, problem
+    values = [v for v in entry["values"] if v is not None]
+    n = len(results)
+    if mode == "lower-bound":
+        low, high = bootstrap_ci(values) or (0.0, 0.0)
+        if low < metric.threshold:
+            return combined, (
+                f"{metric.name}: 95% interval lower bound {low:.4g} < threshold "
+                f"{metric.threshold:g} (mean {combined.value:.4g} over {n} repeats, "
+                f"interval {low:.4g}-{high:.4g})"
+            )
+    elif rate is not None and (entry["pass_rate"] or 0.0) < rate:
+        reached = sum(1 for v in values if v >= metric.threshold)
+        return combined, (
+            f"{metric.name}: reached threshold {metric.threshold:g} in {reached} of {n} repeats, "
+            f"below the pass rate {rate:.0%} (scores {', '.join(f'{v:.4g}' for v in values)})"
+        )
+    return combined, None
+
+
 def assert_conversation(
     sample_or_case: SampleLike,
     metrics: Iterable[Metric | str] | Metric | str,
     judge: Judge | str | None = None,
     *,
     thresholds: Mapping[str, float] | None = None,
+    repeat: int = 1,
+    gate: str = "mean",
 ) -> dict[str, MetricResult]:
     """Score one conversation; raise `AssertionError` naming every metric that does not pass.
 
     A metric passes when it scored at or above its threshold (a metric without a threshold
     passes whenever it scored). Unscored and failed results count as failing, with the reason.
     Returns the results by metric name when all pass. Names get `thresholds[name]` if given.
+
+    `repeat=N` scores the conversation N times with fresh judge samples; the result is the
+    mean, its details hold the spread under `repeats`, and `gate` says what must reach the
+    threshold: "mean", "lower-bound" (of the bootstrap 95% interval of the mean over the
+    repeats) or "pass-rate=P" (at least a share P of the repeats), as `--gate` does.
     """
     __tracebackhide__ = True  # pytest shows the failure list, not this function's source
     if isinstance(metrics, str) or not isinstance(metrics, Iterable):
@@ -71,9 +123,20 @@ def assert_conversation(
     sample = as_sample(sample_or_case)
     for metric in chosen:
         metric.check(sample)
+    mode, rate = parse_gate(gate)
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise ValueError(f"repeat must be a whole number of at least 1, not {repeat!r}")
+    if repeat == 1 and mode != "mean":
+        raise ValueError(f"gate={gate!r} reads the spread of repeats: give repeat=N (N > 1)")
     plan = plan_judges(chosen, judge, {})
-    results = run_sync(lambda: _score_all(sample, chosen, plan.per_metric))
-    problems = [p for m, r in zip(chosen, results, strict=True) if (p := _verdict(m, r))]
+    if repeat == 1:
+        results = run_sync(lambda: _score_all(sample, chosen, plan.per_metric))
+        problems = [p for m, r in zip(chosen, results, strict=True) if (p := _verdict(m, r))]
+    else:
+        runs = run_sync(lambda: _score_repeats(sample, chosen, plan.per_metric, repeat))
+        verdicts = [_repeated_verdict(m, r, mode, rate) for m, r in zip(chosen, runs, strict=True)]
+        results = [combined for combined, _ in verdicts]
+        problems = [p for _, p in verdicts if p is not None]
     if problems:
         who = f" {sample.id!r}" if sample.id is not None else ""
         lines = "\n".join(f"  - {p}" for p in problems)

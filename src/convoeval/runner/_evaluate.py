@@ -14,6 +14,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
@@ -33,6 +34,7 @@ from convoeval.runner._plan import (
     plan_judges,
 )
 from convoeval.runner._reach import check_reachable
+from convoeval.runner._repeats import score_repeated
 from convoeval.runner._resume import (
     META_FORMAT,
     RowPlan,
@@ -90,6 +92,7 @@ class RunOptions(TypedDict, total=False):
     skip_invalid: bool
     reference_topics: Sequence[str] | None
     thresholds: Mapping[str, float] | None
+    repeat: int | None
     prices: Mapping[str, tuple[float, float]] | None
 
 
@@ -122,9 +125,12 @@ async def aevaluate(
     `format`, `messages_field`, `fields` say how to read records; `limit` keeps the first N;
     `reference_topics` is given to every record that has none; `skip_invalid` scores the valid
     records and lists the others in `result.meta["invalid"]`. `thresholds` sets pass marks by
-    metric name. Without `output` rows go to a temporary file owned by the result; with it an
-    interrupted run resumes (`resume=True`), `overwrite=True` starts again and `retry_failed`
-    re-scores only the failed (record, metric) pairs. Raises a `ConvoevalError` (bad data,
+    metric name. `repeat=N` scores every record N times with fresh judge samples: `scores`
+    holds the means, each row's `repeats` the spread, `result.intervals()` the bootstrap
+    confidence intervals (runner/_repeats.py, docs/repeats.md). Without `output` rows go to
+    a temporary file owned by the result; with it an interrupted run resumes (`resume=True`),
+    `overwrite=True` starts again and `retry_failed` re-scores only the failed (record,
+    metric) pairs. Raises a `ConvoevalError` (bad data,
     options or results file, unreachable judge) before any judge call; a pair that fails gives
     a failed result, unless `raise_exceptions`, which raises the first failure.
     """
@@ -137,6 +143,11 @@ async def aevaluate(
     concurrency = options.get("max_concurrency")
     if concurrency is not None and concurrency < 1:
         raise UsageError("max_concurrency must be at least 1")
+    repeat = options.get("repeat")
+    if repeat is not None and (isinstance(repeat, bool) or not isinstance(repeat, int)):
+        raise UsageError(f"repeat must be a whole number, not {repeat!r}")
+    if repeat is not None and repeat < 1:
+        raise UsageError(f"repeat must be at least 1, not {repeat}")
     named = sorted(name for name in _JUDGE_OPTIONS if options.get(name) is not None)
     specs = judge if isinstance(judge, list | tuple) else [judge]
     if named and any(one is not None and not isinstance(one, str) for one in specs):
@@ -295,8 +306,16 @@ def _meta(
         "uses_judge": any(m.uses_judge for m in metrics),
         "options": {
             key: value
-            for key in ("limit", "reference_topics", "messages_field", "fields", "skip_invalid")
+            for key in (
+                "limit",
+                "reference_topics",
+                "messages_field",
+                "fields",
+                "skip_invalid",
+                "repeat",
+            )
             if (value := _plain(options.get(key))) not in (None, False)
+            and (key != "repeat" or value != 1)  # one repeat is an ordinary run
         },
         "invalid": [*scan.problems, *scan.missing],
         "started": now(),
@@ -315,6 +334,8 @@ def _jobs(
 ) -> Iterator[Job]:
     """Per record to write: its kept row, or the scoring of all or only its failed metrics."""
     raising = options.get("raise_exceptions", False)
+    repeat = options.get("repeat") or 1
+    score = score_record if repeat == 1 else partial(score_repeated, repeat=repeat)
     old = iter_rows(path) if rows.retry else iter(())
     for item in items:
         previous = rows.redo.get(item.index)
@@ -324,9 +345,9 @@ def _jobs(
                 for m, j in zip(metrics, plan.per_metric, strict=True)
                 if m.name in previous["errors"]
             ]
-            yield score_record(item, [m for m, _ in redo], [j for _, j in redo], raising, previous)
+            yield score(item, [m for m, _ in redo], [j for _, j in redo], raising, previous)
         elif item.index in rows.done:
             if rows.retry:
                 yield next(row for row in old if row["index"] == item.index)
         else:
-            yield score_record(item, metrics, plan.per_metric, raising)
+            yield score(item, metrics, plan.per_metric, raising)

@@ -74,9 +74,10 @@ async def run_jobs(jobs: Iterator[Job], writer: Writer, *, window: int) -> None:
         raise first from first.__cause__
 
 
-async def _score_pair(
+async def score_pair(
     metric: Metric, sample: MultiTurnSample, judge: Judge | None, raise_exceptions: bool
 ) -> MetricResult:
+    """One (record, metric) result; an exception becomes a failed result unless raising."""
     try:
         result = await metric.score(sample, judge=judge)
     except Exception as exc:
@@ -99,7 +100,7 @@ async def score_record(
     other columns of the earlier row are kept."""
     results = await asyncio.gather(
         *(
-            _score_pair(metric, item.sample, judge, raise_exceptions)
+            score_pair(metric, item.sample, judge, raise_exceptions)
             for metric, judge in zip(metrics, judges, strict=True)
         )
     )

@@ -19,6 +19,7 @@ from convoeval._text import plural
 from convoeval.judges.base import Usage
 from convoeval.runner._panel_agreement import PanelAgreement
 from convoeval.runner._plan import UsageError
+from convoeval.runner._repeats import GATE_MODES, RepeatMeans, bootstrap_ci, row_repeats
 from convoeval.runner._resume import iter_rows, read_meta, read_rows
 from convoeval.runner.pricing import estimate_cost
 from convoeval.runner.rows import ResultRow, ResultsFileError, RunMeta, usage_of
@@ -91,6 +92,7 @@ class Aggregates:
         self.usage = Usage()
         self.rows = 0
         self.agreement = PanelAgreement()
+        self.repeats = RepeatMeans(list(metrics))
 
     def add_row(self, row: ResultRow) -> None:
         """Count one results row."""
@@ -102,6 +104,7 @@ class Aggregates:
             stats.add(float(value) if value is not None else None, name in errors)
         self.usage.add(usage_of(row.get("usage")))
         self.agreement.add_row(row.get("details") or {})
+        self.repeats.add_row(row)
 
     def panel_agreement(self) -> dict[str, dict[str, Any]]:
         """Per metric scored by a judge panel: Fleiss' kappa between its members."""
@@ -124,6 +127,7 @@ class EvaluationResult:
         self.meta = meta
         self._aggregates = aggregates
         self._prices = dict(prices) if prices else None
+        self._intervals: dict[str, dict[str, Any]] | None = None
         if owned_dir is not None:
             # A run without `output=` writes to a temporary directory that lives as long as this.
             weakref.finalize(self, shutil.rmtree, owned_dir, True)
@@ -164,9 +168,47 @@ class EvaluationResult:
         """(cost in USD or None when no price is known, a note saying which)."""
         return estimate_cost(self.meta.get("judge"), self.usage, self._prices)
 
+    @property
+    def repeat(self) -> int:
+        """How many times every record was scored (`repeat=N`; 1 for an ordinary run)."""
+        return int((self.meta.get("options") or {}).get("repeat") or 1)
+
     def summary(self) -> dict[str, dict[str, Any]]:
-        """Per metric: mean, std, min, max, scored, unscored, failed, threshold, pass rate."""
-        return {name: stats.summary() for name, stats in self._aggregates.stats.items()}
+        """Per metric: mean, std, min, max, scored, unscored, failed, threshold, pass rate; in a
+        repeated run also `repeats`, the bootstrap 95% interval of the mean (`ci_low`,
+        `ci_high`) and each repeat's own mean with failed records as 0 (`repeat_means`)."""
+        out = {name: stats.summary() for name, stats in self._aggregates.stats.items()}
+        if self.repeat > 1:
+            intervals = self.intervals()
+            for name, entry in out.items():
+                entry["repeats"] = self.repeat
+                entry["ci_low"], entry["ci_high"] = intervals[name]["ci"] or (None, None)
+                entry["repeat_means"] = self._aggregates.repeats.means(name)
+        return out
+
+    def intervals(self) -> dict[str, dict[str, Any]]:
+        """Per metric, percentile bootstrap 95% intervals (seeded, runner/_repeats.py) of the
+        mean over records (a record's value is its mean over the repeats): `ci` over the
+        scored records, `gate_ci` with failed records counted as 0 (what `--gate
+        lower-bound` uses); None when nothing was scored. Read from the rows once."""
+        if self._intervals is None:
+            scored: dict[str, list[float]] = {name: [] for name in self.metric_names}
+            gated: dict[str, list[float]] = {name: [] for name in self.metric_names}
+            for row in self.rows():
+                for name in self.metric_names:
+                    value = row["scores"].get(name)
+                    if value is not None:
+                        scored[name].append(float(value))
+                    if value is not None or row_repeats(row, name):
+                        gated[name].append(float(value or 0.0))
+            self._intervals = {
+                name: {
+                    "ci": bootstrap_ci(scored[name]) if scored[name] else None,
+                    "gate_ci": bootstrap_ci(gated[name]) if scored[name] else None,
+                }
+                for name in self.metric_names
+            }
+        return self._intervals
 
     def panel_agreement(self) -> dict[str, dict[str, Any]]:
         """Per metric scored by a judge panel, how far its members agree: `kappa` (Fleiss'
@@ -195,20 +237,51 @@ class EvaluationResult:
         `retry_failed=True` (`--retry-failed`)."""
         return sum(stats.failed for stats in self._aggregates.stats.values())
 
-    def gate(self, limits: Mapping[str, float]) -> list[str]:
-        """Why a `--fail-under` gate fails (empty when it passes): per metric, its mean with
-        failed records counted as 0 must reach the limit; nothing scored fails."""
+    def gate(
+        self, limits: Mapping[str, float], mode: str = "mean", pass_rate: float | None = None
+    ) -> list[str]:
+        """Why a `--fail-under` gate fails (empty when it passes); nothing scored fails, and a
+        failed record counts as 0. Per metric (`--gate MODE`):
+
+        - "mean": its mean must reach the limit;
+        - "lower-bound": the lower end of the bootstrap 95% interval of its mean must;
+        - "pass-rate": in at least `pass_rate` of the repeats, that repeat's own mean must
+          (would the "mean" gate have passed, run once? asked of every repeat).
+        """
         unknown = sorted(set(limits) - set(self._aggregates.stats))
         if unknown:
             raise UsageError(f"--fail-under names metrics not in this run: {unknown}")
+        if mode not in GATE_MODES:
+            raise UsageError(f"the gate is one of {', '.join(GATE_MODES)}, not {mode!r}")
+        if (mode == "pass-rate") != (pass_rate is not None):
+            raise UsageError("the pass-rate gate, and only it, takes a pass rate (pass-rate=P)")
+        if pass_rate is not None and not 0 < pass_rate <= 1:
+            raise UsageError(f"the pass rate is above 0 and at most 1, not {pass_rate:g}")
         problems = []
         for name, limit in limits.items():
             stats = self._aggregates.stats[name]
             value = stats.gate_value()
+            counted = f" ({stats.failed} failed counted as 0)" if stats.failed else ""
             if value is None:
                 problems.append(f"fail-under: {name} mean n/a (nothing scored)")
+            elif mode == "lower-bound":
+                low, high = self.intervals()[name]["gate_ci"]
+                if low < limit:
+                    problems.append(
+                        f"fail-under: {name} 95% interval lower bound {low:.4f} < {limit:g} "
+                        f"(mean {value:.4f}, interval {low:.4f}-{high:.4f}){counted}"
+                    )
+            elif pass_rate is not None:
+                means = self._aggregates.repeats.means(name)
+                reached = sum(1 for mean in means if mean >= limit)
+                if reached < pass_rate * len(means):
+                    listed = ", ".join(f"{mean:.4f}" for mean in means)
+                    problems.append(
+                        f"fail-under: {name} mean reached {limit:g} in {reached} of "
+                        f"{len(means)} repeats ({reached / len(means):.0%}), below the pass "
+                        f"rate {pass_rate:.0%} (repeat means {listed}){counted}"
+                    )
             elif value < limit:
-                counted = f" ({stats.failed} failed counted as 0)" if stats.failed else ""
                 problems.append(f"fail-under: {name} mean {value:.4f} < {limit:g}{counted}")
         return problems
 

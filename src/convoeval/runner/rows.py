@@ -55,8 +55,22 @@ def usage_of(entry: Any) -> Usage:
     )
 
 
+class RepeatEntry(TypedDict):
+    """One metric of a record in a repeated run: every repeat's value (None: failed or
+    unscored) and their spread; `pass_rate` is the share of the repeats at the threshold."""
+
+    values: list[float | None]
+    mean: float | None
+    min: float | None
+    max: float | None
+    std: float | None
+    pass_rate: float | None
+
+
 class ResultRow(TypedDict):
-    """One results line: a record's scores, reasons, details and failures, self-contained."""
+    """One results line: a record's scores, reasons, details and failures, self-contained.
+    A repeated run's row (runner/_repeats.py) holds the mean over the repeats in `scores` and
+    each metric's spread in `repeats`."""
 
     index: int
     id: str | None
@@ -67,6 +81,7 @@ class ResultRow(TypedDict):
     errors: dict[str, ErrorEntry]
     usage: UsageEntry
     sample: dict[str, Any]
+    repeats: NotRequired[dict[str, RepeatEntry]]
 
 
 class JudgeDescription(TypedDict, total=False):
