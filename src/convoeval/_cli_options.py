@@ -86,3 +86,33 @@ def default_output(data: Path) -> Path:
             name = name[: -len(suffix)]
             break
     return Path(f"{name or 'data'}.results.jsonl")
+
+
+REPEAT_OPTION = click.option(
+    "--repeat",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Score every record N times with fresh judge samples: per record the mean, spread and "
+    "pass rate, per metric a bootstrap 95%% interval (docs/repeats.md).",
+)
+GATE_OPTION = click.option(
+    "--gate",
+    "gate_spec",
+    default="mean",
+    show_default=True,
+    metavar="mean|lower-bound|pass-rate=P",
+    help="How --fail-under METRIC=X is met: the mean reaches X; the lower bound of its 95%% "
+    "interval does; or the mean of at least a share P of the repeats does.",
+)
+
+
+def gate_mode(spec: str) -> tuple[str, float | None]:
+    """Parse `--gate`: `mean`, `lower-bound` or `pass-rate=P` into (mode, pass rate)."""
+    from convoeval.runner._plan import UsageError
+    from convoeval.runner._repeats import parse_gate
+
+    try:
+        return parse_gate(spec)
+    except UsageError as exc:
+        raise click.BadParameter(str(exc), param_hint="--gate") from None

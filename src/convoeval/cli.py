@@ -8,7 +8,16 @@ from pathlib import Path
 import click
 
 from convoeval._cli_agree import agree_command
-from convoeval._cli_options import Greedy, default_output, fields, pairs, topics
+from convoeval._cli_options import (
+    GATE_OPTION,
+    REPEAT_OPTION,
+    Greedy,
+    default_output,
+    fields,
+    gate_mode,
+    pairs,
+    topics,
+)
 from convoeval._cli_output import (
     EXIT_FAIL_UNDER,
     EXIT_FAILED,
@@ -258,6 +267,8 @@ def list_metrics() -> None:
     help="Exit with code 3 when METRIC's mean (failed records counted as 0) is below X or "
     "nothing was scored.",
 )
+@GATE_OPTION
+@REPEAT_OPTION
 @click.option("--overwrite", is_flag=True, help="Start the results file again instead of resuming.")
 @click.option(
     "--retry-failed",
@@ -288,6 +299,8 @@ def run(
     no_cache: bool,
     thresholds: tuple[str, ...],
     fail_under: tuple[str, ...],
+    gate_spec: str,
+    repeat: int | None,
     overwrite: bool,
     retry_failed: bool,
     trials: str | None,
@@ -308,6 +321,7 @@ def run(
 
     limits = pairs(thresholds, "--threshold")
     gates = pairs(fail_under, "--fail-under")
+    mode, pass_rate = gate_mode(gate_spec)
     target = output or default_output(data)
     offline = all(one.strip().lower() == "offline" for one in judge)
     if offline and (base_url or api_key) and not quiet:
@@ -316,6 +330,8 @@ def run(
         )
     if offline and (judge_samples or 1) > 1 and not quiet:
         click.echo("note: --judge-samples is used only by an LLM judge", err=True)
+    if offline and (repeat or 1) > 1 and not quiet:
+        click.echo("note: the offline judge is deterministic: its repeats agree", err=True)
     try:
         chosen = resolve_judge(
             list(judge),
@@ -350,9 +366,10 @@ def run(
             skip_invalid=skip_invalid,
             reference_topics=topics(reference_topics),
             thresholds=limits,
+            repeat=repeat,
             show_progress=not quiet,
         )
-        gate = result.gate(gates)
+        gate = result.gate(gates, mode, pass_rate)
     except ConvoevalError as exc:
         fail(error_lines(exc))
     except KeyboardInterrupt:

@@ -29,7 +29,7 @@ from convoeval.report.parts import (
     transcript,
     visible,
 )
-from convoeval.report.table import judge_label
+from convoeval.report.table import interval, judge_label
 from convoeval.report.trials import trials_html
 from convoeval.runner.results import EvaluationResult
 from convoeval.runner.trials import TrialsSummary
@@ -56,7 +56,9 @@ def _fmt(value: float | None) -> str:
 
 def summary_html(result: EvaluationResult) -> str:
     """The per-metric summary table (also the notebook view's head)."""
-    heads = ("metric", "mean", "std", "min", "max", "scored", "unscored", "failed", "pass rate")
+    repeated = result.repeat > 1
+    heads = ("metric", "mean", *(["95% CI"] if repeated else []), "std", "min", "max")
+    heads += ("scored", "unscored", "failed", "pass rate")
     head = "".join(f'<th class="{"" if h == "metric" else "num"}">{h}</th>' for h in heads)
     rows = []
     for metric, s in result.summary().items():
@@ -66,11 +68,19 @@ def summary_html(result: EvaluationResult) -> str:
             rate = f"- (&ge; {s['threshold']:g})"
         else:
             rate = f"{100 * s['pass_rate']:.0f}% (&ge; {s['threshold']:g})"
-        cells = [_fmt(s[k]) for k in ("mean", "std", "min", "max")]
+        cells = [_fmt(s["mean"]), *([interval(s)] if repeated else [])]
+        cells += [_fmt(s[k]) for k in ("std", "min", "max")]
         cells += [str(s[k]) for k in ("scored", "unscored", "failed")]
         nums = "".join(f'<td class="num">{c}</td>' for c in cells)
         rows.append(f"<tr><td>{name(metric)}</td>{nums}<td class='num'>{rate}</td></tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    if repeated:
+        table += (
+            f'<p class="note">Every record scored {result.repeat} times: a score is the mean '
+            "over its repeats (its min-max below it); the interval is a bootstrap 95% interval "
+            "of the mean over the records.</p>"
+        )
+    return table
 
 
 def _meta_block(result: EvaluationResult) -> str:
@@ -100,6 +110,10 @@ def score_cell(row: Mapping[str, Any], metric: str, threshold: float | None) -> 
     css = ""
     if threshold is not None:
         css = " score-good" if value >= threshold else " score-bad"
+    entry = (row.get("repeats") or {}).get(metric)
+    if entry and entry.get("min") is not None:  # a repeated run: the record's spread
+        span = f'<br><small class="spread">{entry["min"]:.3f}-{entry["max"]:.3f}</small>'
+        return f'<span class="num{css}">{value:.3f}{span}</span>'
     return f'<span class="num{css}">{value:.3f}</span>'
 
 

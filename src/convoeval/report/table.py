@@ -24,16 +24,20 @@ def _pass_rate(stats: dict[str, Any]) -> str:
 
 
 def summary_table(result: EvaluationResult) -> Table:
-    """One row per metric: mean, std, scored / unscored / failed counts, pass rate."""
-    table = Table(title=f"convoeval: {len(result)} {plural(len(result), 'record')}")
+    """One row per metric: mean, std, scored / unscored / failed counts, pass rate; a repeated
+    run adds the bootstrap 95% interval of the mean after it."""
+    repeated = result.repeat > 1
+    title = f"convoeval: {len(result)} {plural(len(result), 'record')}"
+    table = Table(title=title + (f", {result.repeat} repeats" if repeated else ""))
     table.add_column("metric")
-    for name in ("mean", "std", "scored", "unscored", "failed"):
+    for name in ("mean", *(["95% CI"] if repeated else []), "std", "scored", "unscored", "failed"):
         table.add_column(name, justify="right")
     table.add_column("pass rate", justify="right")
     for name, stats in result.summary().items():
         table.add_row(
             name,
             _num(stats["mean"]),
+            *([interval(stats)] if repeated else []),
             _num(stats["std"]),
             str(stats["scored"]),
             str(stats["unscored"]),
@@ -41,6 +45,13 @@ def summary_table(result: EvaluationResult) -> Table:
             _pass_rate(stats),
         )
     return table
+
+
+def interval(stats: Mapping[str, Any]) -> str:
+    """A summary's bootstrap 95% interval as `low-high` ("-" when there is none)."""
+    if stats.get("ci_low") is None:
+        return "-"
+    return f"{stats['ci_low']:.3f}-{stats['ci_high']:.3f}"
 
 
 def judge_label(judge: Mapping[str, Any] | None) -> str:
