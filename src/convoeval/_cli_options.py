@@ -1,14 +1,17 @@
 """Parsing the `convoeval run` options that click cannot parse alone: `METRIC=X` pairs,
 `--field NAME=PATH`, `--reference-topics T ...` (several values, or `@FILE`), the default name
-of the results file.
+of the results file; the judge options as one decorator.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: Data file suffixes the default results name drops (`good.v2.jsonl` -> `good.v2`).
 _DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".parquet")
@@ -116,3 +119,65 @@ def gate_mode(spec: str) -> tuple[str, float | None]:
         return parse_gate(spec)
     except UsageError as exc:
         raise click.BadParameter(str(exc), param_hint="--gate") from None
+
+
+#: The options that build the judge of `run`: spec(s), endpoint, limits, sampling, cache.
+_JUDGE_DECORATORS = [
+    click.option(
+        "--judge",
+        multiple=True,
+        default=["offline"],
+        show_default=True,
+        help="'offline' (embedded, no key) or 'openai/MODEL' (any OpenAI-compatible server); "
+        "repeat for a judge panel (majority vote, Fleiss' kappa between the judges).",
+    ),
+    click.option(
+        "--base-url", default=None, help="OpenAI-compatible server URL (or OPENAI_BASE_URL)."
+    ),
+    click.option(
+        "--api-key",
+        default=None,
+        help="API key (or OPENAI_API_KEY); never written to a file or printed.",
+    ),
+    click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        metavar="S",
+        help="Seconds per judge request, counted from when it is sent.",
+    ),
+    click.option(
+        "--retry-budget",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        metavar="S",
+        help="Total seconds of retries per judge step.",
+    ),
+    click.option(
+        "--reason-first",
+        is_flag=True,
+        help="Ask an LLM judge for each verdict's short rationale before the verdict.",
+    ),
+    click.option(
+        "--judge-samples",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help="Ask an LLM judge every step N times and take the majority (N requests per step).",
+    ),
+    click.option(
+        "--concurrency",
+        type=click.IntRange(min=1),
+        default=16,
+        show_default=True,
+        help="Concurrent judge requests per endpoint.",
+    ),
+    click.option("--no-cache", is_flag=True, help="Do not use the judge answer cache."),
+]
+
+
+def JUDGE_OPTIONS(command: F) -> F:
+    """Add the judge options to `command`, in the order `--help` lists them."""
+    for decorator in reversed(_JUDGE_DECORATORS):
+        command = decorator(command)
+    return command

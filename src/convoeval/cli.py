@@ -10,6 +10,7 @@ import click
 from convoeval._cli_agree import agree_command
 from convoeval._cli_options import (
     GATE_OPTION,
+    JUDGE_OPTIONS,
     REPEAT_OPTION,
     Greedy,
     default_output,
@@ -166,46 +167,7 @@ def list_metrics() -> None:
     "e.g. -m tool_call_accuracy:strict_order=false. Default: every metric the data and the "
     "judge support.",
 )
-@click.option(
-    "--judge",
-    multiple=True,
-    default=["offline"],
-    show_default=True,
-    help="'offline' (embedded, no key) or 'openai/MODEL' (any OpenAI-compatible server); "
-    "repeat for a judge panel (majority vote, Fleiss' kappa between the judges).",
-)
-@click.option("--base-url", default=None, help="OpenAI-compatible server URL (or OPENAI_BASE_URL).")
-@click.option(
-    "--api-key",
-    default=None,
-    help="API key (or OPENAI_API_KEY); never written to a file or printed.",
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    metavar="S",
-    help="Seconds per judge request, counted from when it is sent.",
-)
-@click.option(
-    "--retry-budget",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    metavar="S",
-    help="Total seconds of retries per judge step.",
-)
-@click.option(
-    "--reason-first",
-    is_flag=True,
-    help="Ask an LLM judge for each verdict's short rationale before the verdict.",
-)
-@click.option(
-    "--judge-samples",
-    type=click.IntRange(min=1),
-    default=None,
-    metavar="N",
-    help="Ask an LLM judge every step N times and take the majority (N requests per step).",
-)
+@JUDGE_OPTIONS
 @FORMAT_OPTION
 @MESSAGES_FIELD_OPTION
 @FIELD_OPTION
@@ -244,14 +206,6 @@ def list_metrics() -> None:
     default=None,
     help="Also write the HTML report here.",
 )
-@click.option(
-    "--concurrency",
-    type=click.IntRange(min=1),
-    default=16,
-    show_default=True,
-    help="Concurrent judge requests per endpoint.",
-)
-@click.option("--no-cache", is_flag=True, help="Do not use the judge answer cache.")
 @click.option(
     "--threshold",
     "thresholds",
