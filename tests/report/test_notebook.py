@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 from _report_data import CLOSER, SCORES, hostile_results, many_results
 
 from convoeval.report.notebook import ROWS_SHOWN
@@ -48,7 +47,8 @@ def test_long_results_show_the_first_rows_and_say_how_many_more(tmp_path: Path) 
 
 
 def test_ipython_display_uses_it(tmp_path: Path) -> None:
-    formatters = pytest.importorskip("IPython.core.formatters", reason="IPython not installed")
+    from IPython.core import formatters  # a test dependency: the notebook view is checked
+
     result = hostile_results(tmp_path)
     bundle, _ = formatters.DisplayFormatter().format(result)
     assert bundle["text/html"] == result._repr_html_()
