@@ -50,10 +50,10 @@ _VERDICTS = "verdicts"
 WHOLE_ANSWER = "answer"
 
 
-def sample_sampling(base: Mapping[str, Any], index: int) -> dict[str, Any]:
-    """The sampling settings of sample `index` (from 0), from the backend's own: the judge's
-    temperature when above 0, else `SAMPLE_TEMPERATURE`; a fixed seed offset by the index; and
-    the index itself, so every sample has its own cache key."""
+def varied_sampling(base: Mapping[str, Any], offset: int, tag: str, index: int) -> dict[str, Any]:
+    """The backend's sampling settings made to vary: the judge's temperature when above 0, else
+    `SAMPLE_TEMPERATURE`; a fixed seed offset by `offset`; and `tag: index`, so each variant has
+    its own cache key. Shared by repeated samples and repeated runs (judges/repeat.py)."""
     temperature = base.get("temperature")
     if not isinstance(temperature, int | float) or temperature <= 0:
         temperature = SAMPLE_TEMPERATURE
@@ -61,9 +61,14 @@ def sample_sampling(base: Mapping[str, Any], index: int) -> dict[str, Any]:
     return {
         **base,
         "temperature": temperature,
-        "seed": seed + index if isinstance(seed, int) else seed,
-        "sample": index,
+        "seed": seed + offset if isinstance(seed, int) else seed,
+        tag: index,
     }
+
+
+def sample_sampling(base: Mapping[str, Any], index: int) -> dict[str, Any]:
+    """The sampling settings of sample `index` (from 0): the seed offset by the index."""
+    return varied_sampling(base, index, "sample", index)
 
 
 def quorum(samples: int) -> int:

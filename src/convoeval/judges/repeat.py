@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from convoeval.judges._samples import SAMPLE_TEMPERATURE
+from convoeval.judges._samples import varied_sampling
 
 _REPEAT: ContextVar[int] = ContextVar("convoeval_repeat", default=0)
 
@@ -46,15 +46,6 @@ def repeat_scope(index: int) -> Iterator[None]:
 
 def repeat_sampling(base: Mapping[str, Any], repeat: int, samples: int) -> dict[str, Any]:
     """The sampling settings of `base` (a backend's own, or one sample's) in repeat `repeat`
-    (>= 1) of a judge asking `samples` samples per step: temperature above 0, the seed offset
-    by `repeat * samples`, and the repeat itself (its own cache key)."""
-    temperature = base.get("temperature")
-    if not isinstance(temperature, int | float) or temperature <= 0:
-        temperature = SAMPLE_TEMPERATURE
-    seed = base.get("seed")
-    return {
-        **base,
-        "temperature": temperature,
-        "seed": seed + repeat * samples if isinstance(seed, int) else seed,
-        "repeat": repeat,
-    }
+    (>= 1) of a judge asking `samples` samples per step: the seed offset by `repeat * samples`,
+    past every sample of the repeats before."""
+    return varied_sampling(base, repeat * samples, "repeat", repeat)
