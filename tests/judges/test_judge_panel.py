@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
+from _parcel import PARCEL
 
-from convoeval import AIMessage, HumanMessage, MultiTurnSample, evaluate
+from convoeval import evaluate
 from convoeval.judges import JudgeConfigError, JudgePanel, StepUnsupported, resolve_judge
 from convoeval.judges.backend import BackendFailure, Failure
 from convoeval.judges.fake import FakeJudge
@@ -26,14 +27,7 @@ from convoeval.runner._panel_agreement import PanelAgreement, agreement_lines, f
 if TYPE_CHECKING:
     from conftest import FaultServer
 
-SAMPLE = MultiTurnSample(
-    user_input=[
-        HumanMessage(content="Where is my parcel?"),
-        AIMessage(content="It arrives tomorrow."),
-        HumanMessage(content="Which stocks should I buy?"),
-        AIMessage(content="Sorry, I can only help with orders."),
-    ]
-)
+SAMPLE = PARCEL
 
 #: Fleiss (1971) as on Wikipedia's "Fleiss' kappa" page: 10 items, 14 raters, 5 categories.
 TEXTBOOK = [

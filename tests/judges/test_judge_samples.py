@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from _parcel import PARCEL
 from pydantic import BaseModel
 
-from convoeval import AIMessage, HumanMessage, MultiTurnSample, evaluate
+from convoeval import evaluate
 from convoeval.judges import JudgeCache, JudgeConfigError, OpenAIJudge, Step, resolve_judge
 from convoeval.judges._samples import SAMPLE_TEMPERATURE, quorum
 from convoeval.judges.backend import BackendFailure, Failure
@@ -27,14 +28,7 @@ from convoeval.report.details import metric_details
 if TYPE_CHECKING:
     from conftest import FaultServer, Verdict
 
-SAMPLE = MultiTurnSample(
-    user_input=[
-        HumanMessage(content="Where is my parcel?"),
-        AIMessage(content="It arrives tomorrow."),
-        HumanMessage(content="Which stocks should I buy?"),
-        AIMessage(content="Sorry, I can only help with orders."),
-    ]
-)
+SAMPLE = PARCEL
 
 
 def _relevancy(*pairs: tuple[bool, bool]) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from _parcel import PARCEL
 
 from convoeval import AIMessage, HumanMessage, MultiTurnSample, ToolCall, ToolMessage
 from convoeval.judges import JudgeCache, OpenAIJudge
@@ -23,15 +24,7 @@ from convoeval.metrics.topic_adherence import ANSWERED, EXTRACT, SCOPE, TopicAdh
 if TYPE_CHECKING:
     from conftest import FaultServer
 
-SAMPLE = MultiTurnSample(
-    user_input=[
-        HumanMessage(content="Where is my parcel?"),
-        AIMessage(content="It arrives tomorrow."),
-        HumanMessage(content="Which stocks should I buy?"),
-        AIMessage(content="Sorry, I can only help with orders."),
-    ],
-    reference_topics=["orders and shipping"],
-)
+SAMPLE = PARCEL
 TOPICS = {
     "topics": [
         {"topic": "parcel delivery", "message_index": 0, "quote": "Where is my parcel?"},
