@@ -21,6 +21,7 @@ from convoeval.judges.backend import BackendFailure, Failure
 from convoeval.judges.fake import FakeJudge
 from convoeval.metrics.agent_goal_accuracy import AgentGoalAccuracyWithoutReference
 from convoeval.metrics.conversation_relevancy import VERDICTS, ConversationRelevancy
+from convoeval.report import write_report
 from convoeval.runner import OfflineJudgeError
 from convoeval.runner._panel_agreement import PanelAgreement, agreement_lines, fleiss_kappa
 
@@ -172,6 +173,11 @@ def test_evaluate_with_a_list_reports_the_agreement(tmp_path: Path) -> None:
     assert stats["kappa"] == pytest.approx((0.75 - 50 / 64) / (1 - 50 / 64))
     assert result.meta["panel_agreement"] == result.panel_agreement()
     assert result.meta["judge"] is not None and result.meta["judge"]["kind"] == "panel"
+    page = tmp_path / "report.html"
+    write_report(result, page)
+    html = page.read_text(encoding="utf-8")
+    assert "<h3>Judge panel</h3>" in html
+    assert f"on conversation_relevancy: {stats['kappa']:.2f} over 4 verdicts" in html
 
 
 async def test_the_offline_judge_votes_where_it_can_answer() -> None:

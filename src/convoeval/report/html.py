@@ -31,6 +31,7 @@ from convoeval.report.parts import (
 )
 from convoeval.report.table import interval, judge_label
 from convoeval.report.trials import trials_html
+from convoeval.runner._panel_agreement import agreement_lines
 from convoeval.runner.results import EvaluationResult
 from convoeval.runner.trials import TrialsSummary
 
@@ -81,6 +82,14 @@ def summary_html(result: EvaluationResult) -> str:
             "of the mean over the records.</p>"
         )
     return table
+
+
+def _panel_html(result: EvaluationResult) -> str:
+    """How far a judge panel's members agree, one line per metric (nothing without a panel)."""
+    lines = agreement_lines(result.panel_agreement())
+    if not lines:
+        return ""
+    return "<h3>Judge panel</h3>" + "".join(f'<p class="note">{esc(line)}</p>' for line in lines)
 
 
 def _meta_block(result: EvaluationResult) -> str:
@@ -219,7 +228,7 @@ def render_report(
         f"<title>{esc(visible(title))}</title><style>{CSS}"
         f".conv > summary, .conv-head {{ grid-template-columns: {columns}; }}</style></head><body>"
         f"<h1>{name(title)}</h1>{_meta_block(result)}"
-        f"<h2>Summary</h2>{summary_html(result)}{trials_html(trials)}"
+        f"<h2>Summary</h2>{summary_html(result)}{_panel_html(result)}{trials_html(trials)}"
         f'<h2>Score distributions</h2><div class="hists">{hists}</div>'
         f"<h2>Conversations</h2>{shown}"
         '<p class="note">Click a row to expand its transcript and details; click a column '
