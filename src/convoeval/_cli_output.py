@@ -68,8 +68,14 @@ def trials_of(result: EvaluationResult, option: str | None) -> TrialsSummary | N
 def print_notes(result: EvaluationResult) -> None:
     """Which metrics ran (when chosen from the data) and which records were skipped as invalid."""
     meta = result.meta
+    by_reason: dict[str, list[str]] = {}
     for name, why in meta.get("skipped_metrics", {}).items():
-        click.echo(f"skipping {name}: {why}", err=True)
+        by_reason.setdefault(why, []).append(name)
+    for why, names in by_reason.items():  # one line per reason, not per metric
+        if len(names) == 1:
+            click.echo(f"skipping {names[0]}: {why}", err=True)
+        else:
+            click.echo(f"skipping {len(names)} metrics, each {why}: {', '.join(names)}", err=True)
     if meta.get("skipped_metrics"):
         click.echo(f"metrics: {', '.join(result.metric_names)}", err=True)
     invalid = meta.get("invalid", [])

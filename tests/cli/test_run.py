@@ -51,7 +51,11 @@ def test_readme_command_scores_the_examples_and_writes_a_report(tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     for name in ("topic_adherence", "conversation_relevancy", "tool_call_accuracy"):
         assert name in done.stdout
-    assert "skipping agent_goal_accuracy: needs an LLM judge" in done.stderr
+    skipped = [line for line in done.stderr.splitlines() if line.startswith("skipping ")]
+    needs = "needs an LLM judge (--judge openai/MODEL): agent_goal_accuracy, "
+    llm_only = [line for line in skipped if needs in line]
+    assert len(llm_only) == 1  # one line for every metric skipped for the same reason
+    assert llm_only[0].startswith("skipping 9 metrics, each needs")
     assert "convoeval: scoring 12 of 12 records" in done.stderr  # plain lines: not a TTY
     assert "results: support.results.jsonl (12 rows)" in done.stdout
     rows = _rows(tmp_path / "support.results.jsonl")
