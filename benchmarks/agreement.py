@@ -31,6 +31,7 @@ sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _agreement_dbdc3 import dbdc3  # noqa: E402
+from _data import SHARED_DATA, missing_data  # noqa: E402
 from _embed_cache import DiskCachedEmbedder  # noqa: E402
 from _stats import (  # noqa: E402
     F64,
@@ -51,7 +52,7 @@ from convoeval.judges.offline import refusal, scope  # noqa: E402
 from convoeval.judges.offline.embedder import Embedder  # noqa: E402
 from convoeval.judges.offline.kit import DECISION, OfflineKit  # noqa: E402
 
-DATA = REPO.parent / "shared" / "data"
+DATA = SHARED_DATA
 
 #: Allowed-topic lists in plain words, and the CLINC150 domains each one covers.
 TOPIC_LISTS: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
@@ -243,14 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, help="with --judge: seconds per request")
     parser.add_argument("--max-tokens", type=int, help="with --judge openai/...: answer cap")
     args = parser.parse_args(argv)
-    missing = [str(p) for p in (args.xstest, args.clinc, args.dbdc3) if not p.is_file()]
-    if missing:
-        print(
-            "agreement.py: missing labelled data: " + ", ".join(missing) + "\n"
-            f"  The dev files live in {DATA} (see its README.md); give other files in the same"
-            " layout with --xstest/--clinc/--dbdc3.",
-            file=sys.stderr,
-        )
+    paths = [args.xstest, args.clinc, args.dbdc3]
+    if missing_data("agreement.py", paths, "labelled data", "--xstest/--clinc/--dbdc3"):
         return 2
     if args.judge:
         from _agreement_llm import run

@@ -21,11 +21,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
+from _data import TAU_BENCH, missing_data  # noqa: E402
+
 from convoeval import MultiTurnSample, evaluate  # noqa: E402
 from convoeval.io import read_records  # noqa: E402
 from convoeval.report import render_report  # noqa: E402
 
-DATA = HERE.parent.parent / "shared" / "data" / "tau_bench_gpt4o_airline_trajectories.json"
+DATA = TAU_BENCH
 
 
 def tau_samples(path: Path) -> list[MultiTurnSample]:
@@ -70,12 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--counts", type=int, nargs="+", default=[200, 2000])
     parser.add_argument("--data", type=Path, default=DATA)
     args = parser.parse_args(argv)
-    if not args.data.is_file():
-        print(
-            f"report_size.py: missing data: {args.data}\n  The tau-bench trajectories live in "
-            f"{DATA.parent} (see its README.md); give another copy with --data.",
-            file=sys.stderr,
-        )
+    if missing_data("report_size.py", [args.data], "data", "--data"):
         return 2
     base = tau_samples(args.data)
     print(

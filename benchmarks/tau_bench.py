@@ -16,14 +16,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from _data import TAU_BENCH, missing_data
 from _stats import auroc
 
 from convoeval.io import read_samples
 from convoeval.metrics import Metric, ToolCallAccuracy, ToolCallF1, TrajectoryMatch
 from convoeval.runner.trials import TaskTrials, summarize_trials
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data" / "tau_bench_gpt4o_airline_trajectories.json"
+DATA = TAU_BENCH
 
 #: The airline tools that change the database (tau-bench's reward compares the database with the
 #: one the reference actions produce). Chosen from what each tool does, before looking at scores:
@@ -72,12 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--show-disagreements", action="store_true")
     args = parser.parse_args(argv)
-    if not args.data.is_file():
-        print(
-            f"tau_bench.py: missing data: {args.data}\n  The tau-bench trajectories live in "
-            f"{DATA.parent} (see its README.md); give another copy with --data.",
-            file=sys.stderr,
-        )
+    if missing_data("tau_bench.py", [args.data], "data", "--data"):
         return 2
     samples = list(
         read_samples(
