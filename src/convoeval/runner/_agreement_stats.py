@@ -1,4 +1,5 @@
-"""The statistics of `convoeval agree`, in numpy only: agreement rate, Cohen's kappa, Spearman,
+"""The statistics of `convoeval agree`, in numpy only (scipy and scikit-learn stay test
+dependencies, so a user's install stays light): agreement rate, Cohen's kappa, Spearman,
 Pearson, mean absolute error, the confusion matrix and percentile bootstrap intervals.
 
 The formulas follow scikit-learn (`cohen_kappa_score`, `confusion_matrix`) and scipy (`pearsonr`,

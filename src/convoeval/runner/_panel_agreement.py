@@ -1,4 +1,5 @@
-"""The agreement between the members of a judge panel: Fleiss' kappa per metric.
+"""The agreement between the members of a judge panel: Fleiss' kappa per metric, in numpy
+(statsmodels, which has it, stays a test dependency that checks this one).
 
 A metric scored by a judge panel keeps, per step asked, what every member said on every voted
 (boolean or categorical) field of every verdict (`details[metric]["judge_panel"][i]
