@@ -247,15 +247,26 @@ def test_reason_first_is_part_of_the_cache_key(fault_server: FaultServer, tmp_pa
 def test_json_mode_shows_the_narrowed_schema_in_the_prompt(fault_server: FaultServer) -> None:
     """A server that rejects json_schema gets the narrowed schema as text instead."""
     fault_server.error(400, "response_format json_schema is not supported")
-    fault_server.reply(TOPICS).reply(ANSWERED_BY_ID).reply(SCOPE_BY_ID)
+    by_title = {
+        "Topics": TOPICS,
+        "AnsweredVerdicts": ANSWERED_BY_ID,
+        "ScopeVerdicts": SCOPE_BY_ID,
+    }
+
+    def shown(body: dict[str, Any]) -> dict[str, Any]:
+        system = body["messages"][0]["content"]
+        schema: dict[str, Any] = json.loads(system[system.index("{") :])
+        return schema
+
+    # answered and in_scope are asked at once: answer each by the schema its prompt shows
+    fault_server.responder = lambda body: by_title[shown(body)["title"]]
     judge = OpenAIJudge("json-mode-model", base_url=fault_server.url, api_key="k", cache=False)
     assert TopicAdherenceScore().score_sync(SAMPLE, judge=judge).value == 1.0
-    later = [
-        b for b in fault_server.bodies if b.get("response_format", {}).get("type") != "json_schema"
-    ]
-    system = later[-1]["messages"][0]["content"]
-    shown = json.loads(system[system.index("{") :])
-    assert shown["properties"]["verdicts"]["required"] == ["T1", "T2"]
+    later = fault_server.bodies[1:]  # after the rejected json_schema request
+    assert len(later) == 3
+    assert all("json_schema" not in str(b.get("response_format")) for b in later)
+    verdict_schemas = [shown(b) for b in later if shown(b)["title"] != "Topics"]
+    assert [s["properties"]["verdicts"]["required"] for s in verdict_schemas] == [["T1", "T2"]] * 2
 
 
 def test_a_tool_use_answer_keyed_by_call_number() -> None:
