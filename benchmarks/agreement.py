@@ -11,7 +11,9 @@ dialogue. `.in_sample` figures use the shipped constants on the rows they were f
 --fit it also refits the constants on all the given rows and prints them as a block for
 src/convoeval/judges/offline/calibration.py. Embeddings are cached in a file under /tmp
 (benchmarks/_embed_cache.py). With --judge SPEC the same datasets go through the metric steps
-with that judge instead (benchmarks/_agreement_llm.py).
+with that judge instead (benchmarks/_agreement_llm.py). Without --fit it also prints the in-sample
+figures per verdict (`.per_topic.`, `.per_exchange.`), counted through the metrics' steps as
+`convoeval agree` counts them (benchmarks/_agreement_metric_path.py, benchmarks/agree_check.py).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _agreement_dbdc3 import dbdc3  # noqa: E402
+from _agreement_metric_path import metric_path  # noqa: E402
 from _data import SHARED_DATA, missing_data  # noqa: E402
 from _embed_cache import DiskCachedEmbedder  # noqa: E402
 from _stats import (  # noqa: E402
@@ -267,6 +270,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             speed([r["text"] for r in clinc_rows], out)
         clinc(kit, clinc_rows, args.fit, out)
         dbdc3(kit, read_jsonl(args.dbdc3), args.fit, out)
+        if not args.fit:  # issue 15: the in-sample figures per verdict, as `convoeval agree` counts
+            rows = (read_jsonl(args.xstest), clinc_rows, read_jsonl(args.dbdc3))
+            metric_path(kit, rows, TOPIC_LISTS, out)
     finally:
         embedder.save()
     out.put("seconds", time.perf_counter() - started)

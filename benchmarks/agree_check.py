@@ -1,0 +1,272 @@
+"""Proof that `convoeval agree` reproduces benchmarks/agreement.py's in-sample figures (issue 15).
+
+Usage: python benchmarks/agree_check.py [--out DIR] [--xstest FILE] [--clinc FILE] [--dbdc3 FILE]
+
+Both sides are computed live, on the same rows, with the shipped offline judge:
+- agreement.py's side: its own functions (`xstest`, `clinc`, `dbdc3`, `metric_path`) on the rows,
+  as `python benchmarks/agreement.py` prints them, at full precision;
+- agree's side: the rows written as labelled records (benchmarks/agree_data.py), scored by
+  `convoeval run --no-cache` (a subprocess per data set), then `convoeval.agree()` on the
+  results, with the records' `metadata.labels` or a labels file per slice.
+
+Each agree figure is compared with agreement.py's figure per verdict (`.per_topic.`,
+`.per_exchange.`), which must be equal to the last digit (kappa, computed there by another
+formula, within 1e-12); and with the headline per-row figure whenever the metric gives exactly
+one verdict per row on the row's own text (the `rows_*` counts say so), else the headline is shown
+with the reason it is a different count. Exit 0 when every comparison holds, 1 otherwise, 2 when
+the data is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _agreement_dbdc3 import dbdc3  # noqa: E402
+from _agreement_metric_path import metric_path  # noqa: E402
+from _data import SHARED_DATA, missing_data  # noqa: E402
+from _stats import Figures, read_jsonl  # noqa: E402
+from agree_data import write_all  # noqa: E402
+from agreement import TOPIC_LISTS, clinc, xstest  # noqa: E402
+
+from convoeval import agree  # noqa: E402
+from convoeval.judges.offline.kit import OfflineKit  # noqa: E402
+
+Rows = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
+#: The metric scored on each data set.
+METRICS = {
+    "xstest": "topic_adherence",
+    "clinc": "topic_adherence",
+    "dbdc3": "conversation_relevancy",
+}
+#: Kappa is computed by agree from the confusion matrix and by the benchmark from the two shares.
+KAPPA_TOLERANCE = 1e-12
+
+
+@dataclass(frozen=True)
+class Check:
+    """One figure: agree's value, agreement.py's per-verdict value and, when the units are the
+    same, its headline per-row value (else why not)."""
+
+    name: str
+    agree: float | int | None
+    benchmark: float | int
+    headline: str | None = None
+    headline_value: float | int | None = None
+    not_same_unit: str | None = None
+    tolerance: float = 0.0
+
+    def holds(self) -> bool:
+        """Equal to the last digit (or within the tolerance), and equal to the headline when
+        the headline counts the same items."""
+        if self.agree is None:
+            return False
+        if self.tolerance:
+            same = math.isclose(self.agree, self.benchmark, rel_tol=0, abs_tol=self.tolerance)
+        else:
+            same = self.agree == self.benchmark
+        if self.headline is not None and self.not_same_unit is None:
+            same = same and self.agree == self.headline_value
+        return same
+
+
+def benchmark_figures(kit: OfflineKit, rows: Rows) -> dict[str, float | int | str]:
+    """agreement.py's figures on `rows` (no refit), at full precision."""
+    out = Figures(values={}, constants={})
+    xstest(kit, rows[0], False, out)
+    clinc(kit, rows[1], False, out)
+    dbdc3(kit, rows[2], False, out)
+    metric_path(kit, rows, TOPIC_LISTS, out)
+    return out.values
+
+
+def run_cli(data: Path, metric: str, output: Path) -> None:
+    """`convoeval run DATA -m METRIC --no-cache -o OUTPUT` with the offline judge."""
+    command = [sys.executable, "-m", "convoeval", "run", str(data), "-m", metric, "--no-cache"]
+    command += ["-q", "--overwrite", "-o", str(output)]
+    # this checkout's package, whatever is installed
+    paths = [str(REPO / "src"), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr}")
+
+
+Runner = Callable[[Path, str, Path], None]
+
+
+def agree_checks(
+    folder: Path, rows: Rows, figures: Mapping[str, Any], run: Runner = run_cli
+) -> list[Check]:
+    """Write the records, score them with `run`, and compare agree's figures with `figures`."""
+    paths = write_all(folder, rows, TOPIC_LISTS)
+    results = {}
+    for name, metric in METRICS.items():
+        results[name] = folder / f"{name}.results.jsonl"
+        run(paths[name], metric, results[name])
+    f = figures
+    checks: list[Check] = []
+
+    def compare(
+        name: str, report: Any, key: str, headline: str | None = None, why: str | None = None
+    ) -> None:
+        checks.append(Check(name, report.agreement, f[key], headline, f.get(headline or ""), why))
+
+    # XSTest: answered per topic; one topic per row means the headline counts the same items.
+    lone = f["xstest.per_topic.rows_not_one_topic"]
+    why = f"{lone} rows do not give exactly one topic" if lone else None
+    answered = agree(results["xstest"], metrics=["topic_adherence"]).get(
+        "topic_adherence", "answered"
+    )
+    checks.append(Check("xstest answered: n", answered.labelled, f["xstest.per_topic.topics"]))
+    compare(
+        "xstest answered: agreement",
+        answered,
+        "xstest.refusal.accuracy.per_topic.in_sample",
+        "xstest.refusal.accuracy.in_sample",
+        why,
+    )
+    checks.append(
+        Check(
+            "xstest answered: kappa",
+            answered.kappa,
+            f["xstest.refusal.kappa.per_topic.in_sample"],
+            tolerance=KAPPA_TOLERANCE,
+        )
+    )
+    sliced = agree(results["xstest"], paths["xstest-annotators-agree"], ["topic_adherence"])
+    compare(
+        "xstest answered, annotators agree: agreement",
+        sliced.get("topic_adherence", "answered"),
+        "xstest.refusal.accuracy_annotators_agree.per_topic.in_sample",
+        "xstest.refusal.accuracy_annotators_agree.in_sample",
+        why,
+    )
+    for model in sorted({str(r.get("model")) for r in rows[0]}):
+        sliced = agree(results["xstest"], paths[f"xstest-{model}"], ["topic_adherence"])
+        compare(
+            f"xstest answered, {model}: agreement",
+            sliced.get("topic_adherence", "answered"),
+            f"xstest.refusal.accuracy.per_topic.in_sample.{model}",
+            f"xstest.refusal.accuracy.in_sample.{model}",
+            why,
+        )
+    # CLINC150: in scope per topic and list; the headline scores each row's whole text.
+    odd = {
+        "without a topic": f["clinc.per_topic.rows_without_topic"],
+        "with several topics": f["clinc.per_topic.rows_with_several_topics"],
+        "shortened to their request": f["clinc.per_topic.rows_rewritten"],
+    }
+    why = "; ".join(f"{n} rows {what}" for what, n in odd.items() if n) or None
+    for name in TOPIC_LISTS:
+        scope = agree(results["clinc"], paths[f"clinc-{name}"], ["topic_adherence"])
+        item = scope.get("topic_adherence", "in_scope")
+        checks.append(Check(f"clinc {name}: n", item.labelled, f[f"clinc.{name}.per_topic.topics"]))
+        compare(
+            f"clinc {name}: agreement",
+            item,
+            f"clinc.{name}.accuracy.per_topic.in_sample",
+            f"clinc.{name}.accuracy.in_sample",
+            why,
+        )
+        checks.append(
+            Check(
+                f"clinc {name}: kappa",
+                item.kappa,
+                f[f"clinc.{name}.kappa.per_topic.in_sample"],
+                tolerance=KAPPA_TOLERANCE,
+            )
+        )
+    # DBDC3: relevant per exchange; a labelled exchange with no reply is not judged (unscored).
+    relevant = agree(results["dbdc3"]).get("conversation_relevancy", "relevant")
+    missing = f["dbdc3.per_exchange.exchanges_without_reply"]
+    checks.append(
+        Check("dbdc3 relevant: unscored", relevant.unscored, missing),
+    )
+    checks.append(
+        Check(
+            "dbdc3 relevant: n + unscored",
+            relevant.labelled + relevant.unscored,
+            f["dbdc3.majority_turns"],
+        )
+    )
+    compare(
+        "dbdc3 relevant: agreement",
+        relevant,
+        "dbdc3.relevancy.agreement.per_exchange.in_sample",
+        "dbdc3.relevancy.agreement.in_sample",
+        f"{missing} labelled system turns have no text (no reply to judge)" if missing else None,
+    )
+    checks.append(
+        Check(
+            "dbdc3 relevant: kappa",
+            relevant.kappa,
+            f["dbdc3.relevancy.kappa.per_exchange.in_sample"],
+            tolerance=KAPPA_TOLERANCE,
+        )
+    )
+    return checks
+
+
+def show(checks: Sequence[Check]) -> str:
+    """The comparison as a plain table (full precision) with the headline notes under it."""
+    lines = [f"{'figure':46} {'agree':>20} {'agreement.py':>20}  equal"]
+    for c in checks:
+        mark = "yes" if c.holds() else "NO"
+        lines.append(f"{c.name:46} {c.agree!r:>20} {c.benchmark!r:>20}  {mark}")
+        if c.headline is not None:
+            if c.not_same_unit is None:
+                same = "equal" if c.agree == c.headline_value else "DIFFERENT"
+                lines.append(f"  headline {c.headline}: {c.headline_value!r} ({same})")
+            else:
+                lines.append(
+                    f"  headline {c.headline}: {c.headline_value!r} (per row, not per verdict: "
+                    f"{c.not_same_unit})"
+                )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Compute both sides, print them, exit 1 if any comparison fails."""
+    from _embed_cache import DiskCachedEmbedder
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, help="folder for records and results (default: temp)")
+    parser.add_argument("--xstest", type=Path, default=SHARED_DATA / "xstest_refusal_dev.jsonl")
+    parser.add_argument("--clinc", type=Path, default=SHARED_DATA / "clinc150_scope_dev.jsonl")
+    parser.add_argument("--dbdc3", type=Path, default=SHARED_DATA / "dbdc3_breakdown_dev.jsonl")
+    args = parser.parse_args(argv)
+    paths = [args.xstest, args.clinc, args.dbdc3]
+    if missing_data("agree_check.py", paths, "labelled data", "--xstest/--clinc/--dbdc3"):
+        return 2
+    rows: Rows = (read_jsonl(args.xstest), read_jsonl(args.clinc), read_jsonl(args.dbdc3))
+    embedder = DiskCachedEmbedder()
+    try:
+        figures = benchmark_figures(OfflineKit(embedder), rows)
+    finally:
+        embedder.save()
+    with tempfile.TemporaryDirectory(prefix="agree-check-") as temp:
+        checks = agree_checks(args.out or Path(temp), rows, figures)
+    print(show(checks))
+    failed = [c.name for c in checks if not c.holds()]
+    print(
+        f"\n{len(checks) - len(failed)} of {len(checks)} comparisons hold"
+        + (f"; failed: {failed}" if failed else "")
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
