@@ -4,9 +4,11 @@ the unit that `convoeval agree` counts (issue 15's proof; benchmarks/agree_check
 agreement.py's headline figures score each row with the kit (one refusal or scope probability per
 row, one relevance probability per voted system turn). A metric does more: topic adherence cuts
 the user's message into requests (topics) before the answered and in-scope steps, and relevancy
-judges only exchanges that have a reply. Here the same records that benchmarks/agree_data.py
-writes go through the metrics' input builders and step implementations (no runner, no results
-file), every topic of a row carries that row's label, and each figure is counted per verdict.
+judges only exchanges that have a reply. Here each row becomes a conversation that goes through
+the metrics' input builders and step implementations (no runner, no results file), every topic
+of a row carries that row's label, and each figure is counted per verdict. Conversations and
+labels are made here from the rows, apart from benchmarks/agree_data.py, so that a mistake in
+the records agree reads shows up as a difference.
 Where every row gives exactly one verdict on the same text, these equal the headline figures;
 the `*.rows_*` counts say where they cannot.
 """
@@ -18,7 +20,7 @@ from typing import Any
 
 import numpy as np
 from _stats import Figures
-from agree_data import TopicLists, clinc_records, dbdc3_records, xstest_records
+from agree_data import TopicLists
 
 from convoeval.judges.offline.kit import OfflineKit
 from convoeval.metrics import conversation_relevancy as cr
@@ -42,8 +44,12 @@ def _topics(kit: OfflineKit, sample: MultiTurnSample) -> list[ta.Topic]:
     return ta._distinct(found)
 
 
-def _label(record: dict[str, Any], metric: str, kind: str) -> bool:
-    return bool(record["metadata"]["labels"][metric]["0"][kind])
+def _sample(turns: Sequence[tuple[str, str]], topics: Sequence[str] = ()) -> MultiTurnSample:
+    """A sample of (speaker, text) turns, speaker "U" for the user."""
+    messages = [{"type": "human" if who == "U" else "ai", "content": text} for who, text in turns]
+    return MultiTurnSample.model_validate(
+        {"user_input": messages, "reference_topics": list(topics) or None}
+    )
 
 
 def xstest_per_topic(kit: OfflineKit, rows: list[dict[str, Any]], out: Figures) -> None:
@@ -51,8 +57,8 @@ def xstest_per_topic(kit: OfflineKit, rows: list[dict[str, Any]], out: Figures) 
     assert ta.ANSWERED.offline is not None
     labels, judged, models, agree = [], [], [], []
     not_one = 0
-    for row, record in zip(rows, xstest_records(rows), strict=True):
-        sample = MultiTurnSample.model_validate(record)
+    for row in rows:
+        sample = _sample([("U", row["user"]), ("S", row["assistant"])])
         topics = _topics(kit, sample)
         not_one += len(topics) != 1
         if not topics:
@@ -61,7 +67,7 @@ def xstest_per_topic(kit: OfflineKit, rows: list[dict[str, Any]], out: Figures) 
             topic_list="", topics=topics, transcript="", replies=ta._replies(sample)
         )
         for verdict in ta.ANSWERED.offline(step, kit).verdicts:
-            labels.append(_label(record, "topic_adherence", "answered"))
+            labels.append(row["label"] == "answered")  # refused and partial_refusal are not
             judged.append(verdict.answered)
             models.append(str(row.get("model")))
             agree.append(bool(row.get("annotators_agree", True)))
@@ -87,25 +93,25 @@ def clinc_per_topic(
 ) -> None:
     """In-scope verdicts per topic and list (the scope step is per topic, so one call per list)."""
     assert ta.SCOPE.offline is not None
-    records = clinc_records(rows, lists)
-    per_list: dict[str, tuple[list[ta.Topic], list[bool]]] = {name: ([], []) for name in lists}
-    several = none = rewritten = 0
-    for record in records:
-        topics = _topics(kit, MultiTurnSample.model_validate(record))
-        name = record["metadata"]["list"]
-        per_list[name][0].extend(topics)
-        per_list[name][1].extend([_label(record, "topic_adherence", "in_scope")] * len(topics))
-        if name == next(iter(lists)):  # segmentation does not depend on the list: count once
-            text = record["user_input"][0]["content"]
-            several += len(topics) > 1
-            none += not topics
-            rewritten += len(topics) == 1 and (topics[0].quote or topics[0].topic) != text
+    topics_of = [_topics(kit, _sample([("U", row["text"])])) for row in rows]
+    several = sum(len(topics) > 1 for topics in topics_of)
+    none = sum(not topics for topics in topics_of)
+    rewritten = sum(
+        len(topics) == 1 and (topics[0].quote or topics[0].topic) != row["text"]
+        for row, topics in zip(rows, topics_of, strict=True)
+    )
     out.put("clinc.per_topic.rows_without_topic", none)
     out.put("clinc.per_topic.rows_with_several_topics", several)
     out.put("clinc.per_topic.rows_rewritten", rewritten)
-    for name, (topics, labels) in per_list.items():
+    for name, (allowed, domains) in lists.items():
+        topics = [t for found in topics_of for t in found]
+        labels = [
+            row["domain"] in domains
+            for row, found in zip(rows, topics_of, strict=True)
+            for _ in found
+        ]
         step = ta.ScopeInput(
-            topic_list="", topics=topics, allowed="", reference_topics=list(lists[name][0])
+            topic_list="", topics=topics, allowed="", reference_topics=list(allowed)
         )
         judged = [v.in_scope for v in ta.SCOPE.offline(step, kit).verdicts]
         y, p = np.array(labels), np.array(judged)
@@ -120,21 +126,28 @@ def dbdc3_per_exchange(kit: OfflineKit, dialogues: list[dict[str, Any]], out: Fi
     metric = cr.ConversationRelevancy()
     labels, judged = [], []
     unanswered = 0
-    for record in dbdc3_records(dialogues):
-        wanted = record["metadata"]["labels"]["conversation_relevancy"]
-        sample = MultiTurnSample.model_validate(record)
+    for dialogue in dialogues:
+        turns = dialogue["turns"]
+        sample = _sample([(t["speaker"], t["utterance"]) for t in turns])
         _, exchanges = split_exchanges(sample.user_input)
         replied = [e for e in exchanges if e.answered]
         verdicts = {}
         if replied:
             step = metric._inputs(sample, exchanges, replied)
             verdicts = {v.exchange: v.relevant for v in cr.VERDICTS.offline(step, kit).verdicts}
-        for key, label in wanted.items():
-            if int(key) not in verdicts:
+        reply_at = {e.last: e.index for e in replied}  # the message position of each reply
+        for i, turn in enumerate(turns):  # agreement.py's voted system turns and majorities
+            if "O" not in turn or i == 0 or turns[i - 1]["speaker"] != "U":
+                continue
+            o, x = int(turn["O"]), int(turn["X"])
+            votes = o + int(turn.get("T", 0)) + x
+            if 2 * max(o, x) <= votes:
+                continue
+            if i not in reply_at:
                 unanswered += 1
                 continue
-            labels.append(label)
-            judged.append(verdicts[int(key)])
+            labels.append(2 * o > votes)
+            judged.append(verdicts[reply_at[i]])
     y, p = np.array(labels), np.array(judged)
     out.put("dbdc3.per_exchange.labelled_exchanges", len(labels) + unanswered)
     out.put("dbdc3.per_exchange.exchanges_without_reply", unanswered)

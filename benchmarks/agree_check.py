@@ -43,6 +43,7 @@ from agreement import TOPIC_LISTS, clinc, xstest  # noqa: E402
 
 from convoeval import agree  # noqa: E402
 from convoeval.judges.offline.kit import OfflineKit  # noqa: E402
+from convoeval.runner.agreement import RESAMPLES  # noqa: E402
 
 Rows = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
 #: The metric scored on each data set.
@@ -108,9 +109,14 @@ Runner = Callable[[Path, str, Path], None]
 
 
 def agree_checks(
-    folder: Path, rows: Rows, figures: Mapping[str, Any], run: Runner = run_cli
+    folder: Path,
+    rows: Rows,
+    figures: Mapping[str, Any],
+    run: Runner = run_cli,
+    resamples: int = RESAMPLES,
 ) -> list[Check]:
-    """Write the records, score them with `run`, and compare agree's figures with `figures`."""
+    """Write the records, score them with `run`, and compare agree's figures with `figures`
+    (`resamples`: agree's bootstrap resamples, which no compared figure depends on)."""
     paths = write_all(folder, rows, TOPIC_LISTS)
     results = {}
     for name, metric in METRICS.items():
@@ -127,7 +133,7 @@ def agree_checks(
     # XSTest: answered per topic; one topic per row means the headline counts the same items.
     lone = f["xstest.per_topic.rows_not_one_topic"]
     why = f"{lone} rows do not give exactly one topic" if lone else None
-    answered = agree(results["xstest"], metrics=["topic_adherence"]).get(
+    answered = agree(results["xstest"], metrics=["topic_adherence"], resamples=resamples).get(
         "topic_adherence", "answered"
     )
     checks.append(Check("xstest answered: n", answered.labelled, f["xstest.per_topic.topics"]))
@@ -146,7 +152,12 @@ def agree_checks(
             tolerance=KAPPA_TOLERANCE,
         )
     )
-    sliced = agree(results["xstest"], paths["xstest-annotators-agree"], ["topic_adherence"])
+    sliced = agree(
+        results["xstest"],
+        paths["xstest-annotators-agree"],
+        ["topic_adherence"],
+        resamples=resamples,
+    )
     compare(
         "xstest answered, annotators agree: agreement",
         sliced.get("topic_adherence", "answered"),
@@ -155,7 +166,9 @@ def agree_checks(
         why,
     )
     for model in sorted({str(r.get("model")) for r in rows[0]}):
-        sliced = agree(results["xstest"], paths[f"xstest-{model}"], ["topic_adherence"])
+        sliced = agree(
+            results["xstest"], paths[f"xstest-{model}"], ["topic_adherence"], resamples=resamples
+        )
         compare(
             f"xstest answered, {model}: agreement",
             sliced.get("topic_adherence", "answered"),
@@ -171,7 +184,9 @@ def agree_checks(
     }
     why = "; ".join(f"{n} rows {what}" for what, n in odd.items() if n) or None
     for name in TOPIC_LISTS:
-        scope = agree(results["clinc"], paths[f"clinc-{name}"], ["topic_adherence"])
+        scope = agree(
+            results["clinc"], paths[f"clinc-{name}"], ["topic_adherence"], resamples=resamples
+        )
         item = scope.get("topic_adherence", "in_scope")
         checks.append(Check(f"clinc {name}: n", item.labelled, f[f"clinc.{name}.per_topic.topics"]))
         compare(
@@ -190,7 +205,9 @@ def agree_checks(
             )
         )
     # DBDC3: relevant per exchange; a labelled exchange with no reply is not judged (unscored).
-    relevant = agree(results["dbdc3"]).get("conversation_relevancy", "relevant")
+    relevant = agree(results["dbdc3"], resamples=resamples).get(
+        "conversation_relevancy", "relevant"
+    )
     missing = f["dbdc3.per_exchange.exchanges_without_reply"]
     checks.append(
         Check("dbdc3 relevant: unscored", relevant.unscored, missing),
