@@ -7,7 +7,8 @@ Both sides are computed live, on the same rows, with the shipped offline judge:
   as `python benchmarks/agreement.py` prints them, at full precision;
 - agree's side: the rows written as labelled records (benchmarks/agree_data.py), scored by
   `convoeval run --no-cache` (a subprocess per data set), then `convoeval.agree()` on the
-  results, with the records' `metadata.labels` or a labels file per slice.
+  results, with the records' `metadata.labels` or a labels file per slice; and each agreement
+  once more as the `convoeval agree` command prints it, against agreement.py's printed value.
 
 Each agree figure is compared with agreement.py's figure per verdict (`.per_topic.`,
 `.per_exchange.`), which must be equal to the last digit (kappa, computed there by another
@@ -62,8 +63,8 @@ class Check:
     same, its headline per-row value (else why not)."""
 
     name: str
-    agree: float | int | None
-    benchmark: float | int
+    agree: float | int | str | None
+    benchmark: float | int | str
     headline: str | None = None
     headline_value: float | int | None = None
     not_same_unit: str | None = None
@@ -74,7 +75,7 @@ class Check:
         the headline counts the same items."""
         if self.agree is None:
             return False
-        if self.tolerance:
+        if self.tolerance and isinstance(self.agree, float) and isinstance(self.benchmark, float):
             same = math.isclose(self.agree, self.benchmark, rel_tol=0, abs_tol=self.tolerance)
         else:
             same = self.agree == self.benchmark
@@ -93,19 +94,51 @@ def benchmark_figures(kit: OfflineKit, rows: Rows) -> dict[str, float | int | st
     return out.values
 
 
+def _env() -> dict[str, str]:
+    """The environment of a `convoeval` subprocess: this checkout's package first."""
+    paths = [str(REPO / "src"), os.environ.get("PYTHONPATH", "")]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+
+
 def run_cli(data: Path, metric: str, output: Path) -> None:
     """`convoeval run DATA -m METRIC --no-cache -o OUTPUT` with the offline judge."""
     command = [sys.executable, "-m", "convoeval", "run", str(data), "-m", metric, "--no-cache"]
     command += ["-q", "--overwrite", "-o", str(output)]
-    # this checkout's package, whatever is installed
-    paths = [str(REPO / "src"), os.environ.get("PYTHONPATH", "")]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    done = subprocess.run(command, capture_output=True, text=True, env=_env())
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr}")
 
 
 Runner = Callable[[Path, str, Path], None]
+
+
+def agree_cli(results: Path, labels: Path | None, metric: str, kind: str) -> str:
+    """The agreement cell that `convoeval agree RESULTS [--labels FILE] -m METRIC` prints for
+    KIND (as shown: three decimals)."""
+    command = [sys.executable, "-m", "convoeval", "agree", str(results), "-m", metric]
+    command += ["--labels", str(labels)] if labels is not None else []
+    done = subprocess.run(command, capture_output=True, text=True, env=_env())
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr}")
+    lines = done.stdout.splitlines()
+    header = next(line for line in lines if "┃" in line and "agreement" in line)
+    column = [c.strip() for c in header.split("┃")].index("agreement")
+    for line in lines:
+        cells = [c.strip() for c in line.split("│")]
+        if len(cells) > column and cells[1:3] == [metric, kind]:
+            return cells[column]
+    raise RuntimeError(f"no {metric} {kind} row in:\n{done.stdout}")
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One agree figure that is compared: where it comes from and agreement.py's figure."""
+
+    results: Path
+    labels: Path | None
+    metric: str
+    kind: str
+    benchmark: str
 
 
 def agree_checks(
@@ -114,9 +147,12 @@ def agree_checks(
     figures: Mapping[str, Any],
     run: Runner = run_cli,
     resamples: int = RESAMPLES,
+    cli: bool = False,
 ) -> list[Check]:
     """Write the records, score them with `run`, and compare agree's figures with `figures`
-    (`resamples`: agree's bootstrap resamples, which no compared figure depends on)."""
+    (`resamples`: agree's bootstrap resamples, which no compared figure depends on). With `cli`
+    each agreement is also read from the `convoeval agree` table and compared with agreement.py's
+    printed value (both three decimals)."""
     paths = write_all(folder, rows, TOPIC_LISTS)
     results = {}
     for name, metric in METRICS.items():
@@ -124,58 +160,43 @@ def agree_checks(
         run(paths[name], metric, results[name])
     f = figures
     checks: list[Check] = []
+    asked: dict[str, Asked] = {}
+    Measured = tuple[Any, Path, Path | None]
 
-    def compare(
-        name: str, report: Any, key: str, headline: str | None = None, why: str | None = None
-    ) -> None:
-        checks.append(Check(name, report.agreement, f[key], headline, f.get(headline or ""), why))
+    def measure(data: str, labels: str | None, kind: str) -> Measured:
+        """agree's figures of one verdict kind (labels: a slice's labels file, else metadata)."""
+        file = paths[labels] if labels else None
+        report = agree(results[data], file, [METRICS[data]], resamples=resamples)
+        return report.get(METRICS[data], kind), results[data], file
+
+    def compare(name: str, measured: Measured, key: str, headline: str, why: str | None) -> None:
+        item, source, labels = measured
+        checks.append(Check(name, item.agreement, f[key], headline, f[headline], why))
+        asked[name] = Asked(source, labels, item.metric, item.kind, key)
+
+    def kappa(name: str, item: Any, key: str) -> None:
+        checks.append(Check(name, item.kappa, f[key], tolerance=KAPPA_TOLERANCE))
 
     # XSTest: answered per topic; one topic per row means the headline counts the same items.
     lone = f["xstest.per_topic.rows_not_one_topic"]
     why = f"{lone} rows do not give exactly one topic" if lone else None
-    answered = agree(results["xstest"], metrics=["topic_adherence"], resamples=resamples).get(
-        "topic_adherence", "answered"
-    )
-    checks.append(Check("xstest answered: n", answered.labelled, f["xstest.per_topic.topics"]))
-    compare(
-        "xstest answered: agreement",
-        answered,
-        "xstest.refusal.accuracy.per_topic.in_sample",
-        "xstest.refusal.accuracy.in_sample",
-        why,
-    )
-    checks.append(
-        Check(
-            "xstest answered: kappa",
-            answered.kappa,
-            f["xstest.refusal.kappa.per_topic.in_sample"],
-            tolerance=KAPPA_TOLERANCE,
-        )
-    )
-    sliced = agree(
-        results["xstest"],
-        paths["xstest-annotators-agree"],
-        ["topic_adherence"],
-        resamples=resamples,
-    )
-    compare(
-        "xstest answered, annotators agree: agreement",
-        sliced.get("topic_adherence", "answered"),
-        "xstest.refusal.accuracy_annotators_agree.per_topic.in_sample",
-        "xstest.refusal.accuracy_annotators_agree.in_sample",
-        why,
-    )
-    for model in sorted({str(r.get("model")) for r in rows[0]}):
-        sliced = agree(
-            results["xstest"], paths[f"xstest-{model}"], ["topic_adherence"], resamples=resamples
-        )
+    models = sorted({str(r.get("model")) for r in rows[0]})
+    slices = [("", None, "accuracy", ""), (", annotators agree", "xstest-annotators-agree",
+              "accuracy_annotators_agree", "")]  # fmt: skip
+    slices += [(f", {m}", f"xstest-{m}", "accuracy", f".{m}") for m in models]
+    for shown, labels, figure, model in slices:
+        measured = measure("xstest", labels, "answered")
         compare(
-            f"xstest answered, {model}: agreement",
-            sliced.get("topic_adherence", "answered"),
-            f"xstest.refusal.accuracy.per_topic.in_sample.{model}",
-            f"xstest.refusal.accuracy.in_sample.{model}",
+            f"xstest answered{shown}: agreement",
+            measured,
+            f"xstest.refusal.{figure}.per_topic.in_sample{model}",
+            f"xstest.refusal.{figure}.in_sample{model}",
             why,
         )
+        if labels is None:
+            item = measured[0]
+            checks.append(Check("xstest answered: n", item.labelled, f["xstest.per_topic.topics"]))
+            kappa("xstest answered: kappa", item, "xstest.refusal.kappa.per_topic.in_sample")
     # CLINC150: in scope per topic and list; the headline scores each row's whole text.
     odd = {
         "without a topic": f["clinc.per_topic.rows_without_topic"],
@@ -184,65 +205,45 @@ def agree_checks(
     }
     why = "; ".join(f"{n} rows {what}" for what, n in odd.items() if n) or None
     for name in TOPIC_LISTS:
-        scope = agree(
-            results["clinc"], paths[f"clinc-{name}"], ["topic_adherence"], resamples=resamples
-        )
-        item = scope.get("topic_adherence", "in_scope")
+        measured = measure("clinc", f"clinc-{name}", "in_scope")
+        item = measured[0]
         checks.append(Check(f"clinc {name}: n", item.labelled, f[f"clinc.{name}.per_topic.topics"]))
         compare(
             f"clinc {name}: agreement",
-            item,
+            measured,
             f"clinc.{name}.accuracy.per_topic.in_sample",
             f"clinc.{name}.accuracy.in_sample",
             why,
         )
-        checks.append(
-            Check(
-                f"clinc {name}: kappa",
-                item.kappa,
-                f[f"clinc.{name}.kappa.per_topic.in_sample"],
-                tolerance=KAPPA_TOLERANCE,
-            )
-        )
+        kappa(f"clinc {name}: kappa", item, f"clinc.{name}.kappa.per_topic.in_sample")
     # DBDC3: relevant per exchange; a labelled exchange with no reply is not judged (unscored).
-    relevant = agree(results["dbdc3"], resamples=resamples).get(
-        "conversation_relevancy", "relevant"
-    )
+    measured = measure("dbdc3", None, "relevant")
+    item = measured[0]
     missing = f["dbdc3.per_exchange.exchanges_without_reply"]
-    checks.append(
-        Check("dbdc3 relevant: unscored", relevant.unscored, missing),
-    )
-    checks.append(
-        Check(
-            "dbdc3 relevant: n + unscored",
-            relevant.labelled + relevant.unscored,
-            f["dbdc3.majority_turns"],
-        )
-    )
+    checks.append(Check("dbdc3 relevant: unscored", item.unscored, missing))
+    total = item.labelled + item.unscored
+    checks.append(Check("dbdc3 relevant: n + unscored", total, f["dbdc3.majority_turns"]))
     compare(
         "dbdc3 relevant: agreement",
-        relevant,
+        measured,
         "dbdc3.relevancy.agreement.per_exchange.in_sample",
         "dbdc3.relevancy.agreement.in_sample",
         f"{missing} labelled system turns have no text (no reply to judge)" if missing else None,
     )
-    checks.append(
-        Check(
-            "dbdc3 relevant: kappa",
-            relevant.kappa,
-            f["dbdc3.relevancy.kappa.per_exchange.in_sample"],
-            tolerance=KAPPA_TOLERANCE,
-        )
-    )
+    kappa("dbdc3 relevant: kappa", item, "dbdc3.relevancy.kappa.per_exchange.in_sample")
+    if cli:
+        for name, a in asked.items():
+            shown = agree_cli(a.results, a.labels, a.metric, a.kind)
+            checks.append(Check(f"{name} (CLI, as printed)", shown, f"{f[a.benchmark]:.3f}"))
     return checks
 
 
 def show(checks: Sequence[Check]) -> str:
     """The comparison as a plain table (full precision) with the headline notes under it."""
-    lines = [f"{'figure':46} {'agree':>20} {'agreement.py':>20}  equal"]
+    lines = [f"{'figure':64} {'agree':>20} {'agreement.py':>20}  equal"]
     for c in checks:
         mark = "yes" if c.holds() else "NO"
-        lines.append(f"{c.name:46} {c.agree!r:>20} {c.benchmark!r:>20}  {mark}")
+        lines.append(f"{c.name:64} {c.agree!r:>20} {c.benchmark!r:>20}  {mark}")
         if c.headline is not None:
             if c.not_same_unit is None:
                 same = "equal" if c.agree == c.headline_value else "DIFFERENT"
@@ -275,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         embedder.save()
     with tempfile.TemporaryDirectory(prefix="agree-check-") as temp:
-        checks = agree_checks(args.out or Path(temp), rows, figures)
+        checks = agree_checks(args.out or Path(temp), rows, figures, cli=True)
     print(show(checks))
     failed = [c.name for c in checks if not c.holds()]
     print(
