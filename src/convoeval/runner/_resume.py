@@ -267,6 +267,8 @@ def prepare(
         raise ResultsFileError(problem)
     meta["started"] = old.get("started", meta["started"])
     meta["resumed"] = now()
+    if old.get("batches"):
+        meta["batches"] = old["batches"]  # batches a killed run left in flight are resumed
     plan = RowPlan(retry=retry_failed)
     plan.read(path, on_row)
     return plan
