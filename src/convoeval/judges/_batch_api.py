@@ -20,9 +20,7 @@ import json
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from convoeval.judges._batch_lines import (
     LINE_URL,
@@ -37,6 +35,9 @@ from convoeval.judges._batch_lines import (
 from convoeval.judges._batch_rounds import Line
 from convoeval.judges.backend import BackendFailure, Failure
 from convoeval.judges.openai_judge import OpenAIChatBackend
+
+if TYPE_CHECKING:
+    import openai
 
 #: Final batch statuses (the others: validating, in_progress, finalizing, cancelling).
 FINAL = frozenset({"completed", "failed", "expired", "cancelled"})
@@ -115,6 +116,8 @@ class BatchAPI:
         )
 
     def _client(self) -> openai.AsyncOpenAI:
+        import openai  # the SDK loads (about a second) only when a batch is sent
+
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
@@ -132,6 +135,8 @@ class BatchAPI:
 
     async def submit(self, lines: dict[str, Line]) -> dict[str, Outcome]:
         """Send `lines` as one batch and return each line's outcome (module docstring)."""
+        import openai
+
         await self.spool.asweep()
         data = b"".join(request_line(cid, line.body) for cid, line in lines.items())
         client = self._client()
@@ -201,6 +206,8 @@ class BatchAPI:
     async def _wait(self, batch_id: str) -> Any:
         """Poll until the batch reaches a final status; `_Lost` when it is gone (404) or the
         server stops answering."""
+        import openai
+
         client = self._client()
         wait, failures, said = FIRST_POLL_S, 0, ""
         while True:
@@ -234,6 +241,8 @@ class BatchAPI:
             wait *= 1.5
 
     async def _download(self, file_id: str, batch_id: str) -> list[dict[str, Any]]:
+        import openai
+
         try:
             content = await self._client().files.content(file_id)
         except openai.APIError as exc:
@@ -258,6 +267,8 @@ class BatchAPI:
         """The batch made from `input_file_id` (a run killed before it saw the batch's id)."""
         if not input_file_id:
             return None
+        import openai
+
         try:
             async for batch in self._client().batches.list(limit=100):
                 if batch.input_file_id == input_file_id:

@@ -218,7 +218,7 @@ class OpenAIBatchJudge(LLMJudge):
             registry=registry,
         )
         answers = cache if isinstance(cache, JudgeCache) else JudgeCache()
-        self.journal = Journal(f"openai/{model}")
+        self.journal = Journal(f"openai/{model} at {live.endpoint}")
         api = BatchAPI(
             live._backend, live._backend._api_key, LineSpool(answers.path), self.journal, poll=poll
         )
@@ -263,7 +263,7 @@ class OpenAIBatchJudge(LLMJudge):
     ) -> None:
         """Record batches in `entries` (saved by `save`, e.g. into the results sidecar), and
         resume those a killed run left open; `status` receives progress lines."""
-        self.journal = Journal(self.name, entries, save)
+        self.journal = Journal(f"{self.name} at {self.endpoint}", entries, save)
         self._batch.api.journal = self.journal
         self._batch.api.status = status
 
