@@ -1,13 +1,14 @@
 """A small OpenAI Files + Batches server on 127.0.0.1 for tests (and benchmarks).
 
 It stores uploaded files, creates batches, and works through each batch in a background thread
-after `delay` seconds (validating, in_progress with growing request counts, finalizing,
-completed), answering every line with `responder(body)` (default: a schema-valid answer built
-from the request's JSON schema and prompt). Faults on demand: `lose` (batch numbers, from 1, that
+after `delay` seconds (validating, in_progress with growing request counts, completed or
+expired), answering every line with `responder(body)` (default: a schema-valid answer built from
+the request's JSON schema and prompt). Faults on demand: `lose` (batch numbers, from 1, that
 answer 404 once created), `expire` (batch numbers that expire after half their lines), `fail`
-(a function of the custom_id and how often it was submitted: an HTTP status for an error line, or
-None), and `hold` (a batch is not worked on until `release()`). It counts every custom_id
-submitted (`submitted`), the lines of each batch (`batches`) and the polls.
+(a function of the custom_id, how often it was submitted and the request body: an HTTP status,
+or a status and message, for an error line; None for an answer), and `hold` (batches are not
+worked on until `release()`). It counts every custom_id submitted (`submitted`), the lines of
+each batch (`batches`) and the polls.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ def schema_answer(body: dict[str, Any]) -> dict[str, Any]:
     """A schema-valid answer: topics from the transcript's user lines, every boolean true."""
     messages = body.get("messages") or []
     prompt = next((str(m["content"]) for m in messages if m.get("role") == "user"), "")
-    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
+    if schema is None:  # JSON mode: the schema is the system prompt's last line
+        schema = json.loads(str(messages[0]["content"]).rsplit("\n", 1)[-1])
     users = _USER.findall(prompt)
     defs = schema.get("$defs", {})
 
@@ -76,7 +79,9 @@ class BatchServer:
         self.delay = delay
         self.lose: set[int] = set()
         self.expire: set[int] = set()
-        self.fail: Callable[[str, int], int | None] = lambda cid, times: None
+        self.fail: Callable[[str, int, dict[str, Any]], int | tuple[int, str] | None] = (
+            lambda cid, times, body: None
+        )
         self.submitted: Counter[str] = Counter()
         self.batches: list[list[str]] = []
         self.polls = 0
@@ -171,9 +176,10 @@ class BatchServer:
                 error = {"code": "batch_expired", "message": "the batch expired"}
                 errors.append(_line(cid, None, error))
                 continue
-            status = self.fail(cid, times[cid])
+            status = self.fail(cid, times[cid], line["body"])
             if status is not None:
-                body = {"error": {"message": f"injected {status}", "type": "injected"}}
+                status, message = status if isinstance(status, tuple) else (status, "injected")
+                body = {"error": {"message": f"{message} {status}", "type": "injected"}}
                 errors.append(_line(cid, {"status_code": status, "body": body}, None))
                 counts["failed"] += 1
             else:

@@ -4,6 +4,7 @@ recorded as failures, a lost and an expired batch, the batch price and request c
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,8 @@ from _batch_server import BatchServer, schema_answer
 
 from convoeval import AIMessage, HumanMessage, MultiTurnSample, evaluate
 from convoeval.judges import JudgeCache, JudgeConfigError, resolve_judge
+from convoeval.judges._batch_rounds import Line, Rounds
+from convoeval.judges.backend import BackendReply
 from convoeval.judges.base import Usage
 from convoeval.judges.batch import OpenAIBatchJudge
 from convoeval.judges.endpoints import EndpointRegistry
@@ -118,7 +121,7 @@ def test_failed_lines_are_retried_in_follow_up_batches_then_recorded_as_failures
     judge = _judge(server, tmp_path)
     doomed: list[str] = []
 
-    def fail(cid: str, times: int) -> int | None:
+    def fail(cid: str, times: int, body: Any) -> int | None:
         if not doomed:
             doomed.append(cid)  # the first line of the first batch always fails
         if cid == doomed[0]:
@@ -148,6 +151,53 @@ def test_a_lost_batch_and_an_expired_batch_are_sent_again(
     assert set(expired) <= set(third) and not set(answered) & set(third)
     statuses = [(e["id"], e["status"], e.get("final")) for e in result.meta["batches"]]
     assert statuses[:2] == [("batch_1", "lost", None), ("batch_2", "collected", "expired")]
+
+
+def test_a_refused_response_format_falls_back_to_json_mode_in_the_next_batch(
+    server: BatchServer, tmp_path: Path
+) -> None:
+    def fail(cid: str, times: int, body: dict[str, Any]) -> tuple[int, str] | None:
+        if body["response_format"]["type"] == "json_schema":
+            return 400, "response_format json_schema is not supported by this model"
+        return None
+
+    server.fail = fail
+    result = _run(_judge(server, tmp_path), tmp_path, 2)
+    assert result.summary()["topic_adherence"]["scored"] == 2
+    first, second, third = server.batches
+    assert not any("~" in cid for cid in first)
+    assert sorted(second) == sorted(f"{cid}~mode-json_object" for cid in first)
+    assert all(cid.endswith("~mode-json_object") for cid in third) and len(third) == 4
+
+
+async def test_a_step_that_never_joins_does_not_hold_the_round() -> None:
+    sent: list[list[str]] = []
+
+    async def submit(lines: dict[str, Line]) -> dict[str, Any]:
+        sent.append(sorted(lines))
+        return {cid: BackendReply(content="{}") for cid in lines}
+
+    rounds = Rounds(submit, settle=0.01, quiet=0.2, max_requests=3)
+    loop = asyncio.get_running_loop()
+    rounds.enter()  # a step busy elsewhere: the round is not complete...
+    rounds.enter()
+    started = loop.time()
+    answer = await rounds.wait("a", {}, "json_schema")
+    assert isinstance(answer, BackendReply) and sent == [["a"]]
+    assert loop.time() - started >= 0.2  # ...until the quiet period
+    rounds.leave()
+    rounds.leave()
+    rounds.enter()  # every step in progress waits: sent after the settle time
+    rounds.enter()
+    started = loop.time()
+    await asyncio.gather(rounds.wait("b", {}, "json_schema"), rounds.wait("b", {}, "json_schema"))
+    assert sent[1] == ["b"] and loop.time() - started < 0.2  # one line for both
+    rounds.leave()
+    rounds.leave()
+    for _ in range(4):
+        rounds.enter()
+    got = await asyncio.gather(*(rounds.wait(c, {}, "json_schema") for c in "cdef"))
+    assert len(got) == 4 and sent[2:] == [["c", "d", "e"], ["f"]]  # the size limit: at once
 
 
 def test_the_batch_price_is_half_the_list_price_and_the_note_counts_the_requests() -> None:
