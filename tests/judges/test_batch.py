@@ -237,3 +237,25 @@ def test_identical_requests_share_one_line(server: BatchServer, tmp_path: Path) 
     assert [r["scores"]["topic_adherence"] for r in rows] == [
         rows[0]["scores"]["topic_adherence"]
     ] * 3
+
+
+def test_a_batch_created_but_not_recorded_is_found_by_its_input_file(
+    server: BatchServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "results.jsonl"
+    first = _judge(server, tmp_path / "a")
+    evaluate(_samples(2), ["topic_adherence"], first, output=out, show_progress=False)
+    # As if the run had been killed after creating batch 1 but before recording its id, and
+    # before writing a row: the sidecar knows only the uploaded input file.
+    sidecar = out.with_name(out.name + ".meta.json")
+    meta = json.loads(sidecar.read_text())
+    meta["batches"][0].update(status="uploaded")
+    del meta["batches"][0]["id"]
+    sidecar.write_text(json.dumps(meta))
+    out.write_text("")
+    second = _judge(server, tmp_path / "b")  # a fresh cache: only batch 1's lines can answer
+    result = evaluate(_samples(2), ["topic_adherence"], second, output=out, show_progress=False)
+    assert result.summary()["topic_adherence"]["scored"] == 2
+    assert [len(b) for b in server.batches] == [2, 4, 4]  # round 1 was not sent again
+    assert server.twice() == sorted(server.batches[1])
+    assert result.meta["batches"][0]["id"] == "batch_1"

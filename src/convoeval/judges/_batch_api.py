@@ -45,6 +45,8 @@ FINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 OPEN = frozenset({"uploaded", "submitted"})
 #: Polls that may fail in a row (connection errors, 5xx) before a batch is given up.
 POLL_PATIENCE = 20
+#: Batches listed (newest first) to find one a killed run created but did not record.
+LISTED = 1000
 #: The first wait between polls; each next wait is 1.5 times longer, up to the judge's `poll`.
 FIRST_POLL_S = 0.25
 
@@ -270,9 +272,13 @@ class BatchAPI:
         import openai
 
         try:
-            async for batch in self._client().batches.list(limit=100):
+            seen = 0
+            async for batch in self._client().batches.list(limit=100):  # newest first
                 if batch.input_file_id == input_file_id:
                     return str(batch.id)
+                seen += 1
+                if seen >= LISTED:
+                    break
         except openai.APIError:
             return None
         return None
