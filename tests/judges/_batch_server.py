@@ -13,6 +13,7 @@ each batch (`batches`) and the polls.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -280,3 +281,26 @@ def _handler(server: BatchServer) -> type[BaseHTTPRequestHandler]:
                 self._missing()
 
     return Handler
+
+
+def main() -> int:
+    """Serve until stopped (SIGTERM or Ctrl-C), printing the base URL first."""
+    import argparse
+    import signal
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--delay", type=float, default=0.005, help="seconds before each stage")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    server = BatchServer(delay=args.delay, port=args.port)
+    print(f"base_url: {server.url}", flush=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with contextlib.suppress(KeyboardInterrupt):
+        stop.wait()
+    server.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
