@@ -1,7 +1,7 @@
 """The Batch API judge at scale: N conversations (topic adherence and conversation relevancy)
 through the local Files + Batches server of the tests (`tests/judges/_batch_server.py`, run in a
 child process so its CPU is not counted): the batches each round makes, wall time, and the
-client's CPU time per conversation.
+client's CPU time per conversation and peak memory.
 
     python benchmarks/batch.py [--records 2000] [--exchanges 6]
 """
@@ -9,6 +9,7 @@ client's CPU time per conversation.
 from __future__ import annotations
 
 import argparse
+import resource
 import subprocess
 import sys
 import tempfile
@@ -57,6 +58,8 @@ def main() -> int:
     print(f"requests: {result.usage.requests}, failed pairs: {failed}")
     print(f"wall_s: {wall:.2f}")
     print(f"client_cpu_ms_per_conversation: {1000 * cpu / args.records:.2f}")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"client_peak_rss_mb: {peak:.0f}")
     return 0 if failed == 0 else 1
 
 

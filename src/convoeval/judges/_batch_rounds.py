@@ -53,7 +53,6 @@ class Rounds:
     waiting: int = 0
     open: dict[str, Line] = field(default_factory=dict)
     flying: dict[str, Line] = field(default_factory=dict)
-    batches: int = 0
     _settle: asyncio.TimerHandle | None = None
     _quiet: asyncio.TimerHandle | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
@@ -97,7 +96,6 @@ class Rounds:
             return
         lines, self.open = self.open, {}
         self.flying.update(lines)
-        self.batches += 1
         task = asyncio.get_running_loop().create_task(self._send(lines))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

@@ -272,11 +272,6 @@ class OpenAIBatchJudge(LLMJudge):
         self._batch.export = ExportFile(path)
         return self._batch.export
 
-    @property
-    def batches(self) -> int:
-        """Batches sent (or exported) on the running event loop."""
-        return self._batch.here().rounds.batches
-
     async def _answer(
         self,
         step: Step[OutT],
