@@ -4,7 +4,8 @@ It stores uploaded files, creates batches, and works through each batch in a bac
 after `delay` seconds (validating, in_progress with growing request counts, completed or
 expired), answering every line with `responder(body)` (default: a schema-valid answer built from
 the request's JSON schema and prompt). Faults on demand: `lose` (batch numbers, from 1, that
-answer 404 once created), `expire` (batch numbers that expire after half their lines), `fail`
+answer 404 once created), `hide` (batch numbers whose creation is answered 500 although the batch
+was created), `expire` (batch numbers that expire after half their lines), `fail`
 (a function of the custom_id, how often it was submitted and the request body: an HTTP status,
 or a status and message, for an error line; None for an answer), and `hold` (batches are not
 worked on until `release()`). It counts every custom_id submitted (`submitted`), the lines of
@@ -80,6 +81,8 @@ class BatchServer:
         self.delay = delay
         self.lose: set[int] = set()
         self.expire: set[int] = set()
+        #: Batch numbers whose creation is answered 500 although the batch was created.
+        self.hide: set[int] = set()
         self.fail: Callable[[str, int, dict[str, Any]], int | tuple[int, str] | None] = (
             lambda cid, times, body: None
         )
@@ -276,7 +279,11 @@ def _handler(server: BatchServer) -> type[BaseHTTPRequestHandler]:
                 purpose = fields["purpose"].decode()
                 self._send(200, server._file(fields["file"], purpose, "input.jsonl"))
             elif path == "batches":
-                self._send(200, server._create(json.loads(raw)))
+                made = server._create(json.loads(raw))
+                if int(made["id"].removeprefix("batch_")) in server.hide:
+                    self._send(500, {"error": {"message": "the answer was lost"}})
+                else:
+                    self._send(200, made)
             else:
                 self._missing()
 

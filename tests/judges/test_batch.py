@@ -153,6 +153,15 @@ def test_a_lost_batch_and_an_expired_batch_are_sent_again(
     assert statuses[:2] == [("batch_1", "lost", None), ("batch_2", "collected", "expired")]
 
 
+def test_a_batch_whose_creation_answer_was_lost_is_found_not_sent_again(
+    server: BatchServer, tmp_path: Path
+) -> None:
+    server.hide = {1}  # created, but the client is told HTTP 500
+    result = _run(_judge(server, tmp_path), tmp_path, 2)
+    assert result.summary()["topic_adherence"]["scored"] == 2
+    assert [len(b) for b in server.batches] == [2, 4] and server.twice() == []
+
+
 def test_a_refused_response_format_falls_back_to_json_mode_in_the_next_batch(
     server: BatchServer, tmp_path: Path
 ) -> None:

@@ -149,20 +149,24 @@ class BatchAPI:
         except openai.APIError as exc:
             return dict.fromkeys(lines, _failure(exc, "uploading the batch input file"))
         entry = self.journal.add(input_file_id=uploaded.id, requests=len(lines), status="uploaded")
-        try:
-            batch = await client.batches.create(
+        try:  # never retried blindly: a lost answer may hide a batch that was created
+            batch = await client.with_options(max_retries=0).batches.create(
                 input_file_id=uploaded.id,
                 endpoint=LINE_URL,
                 completion_window="24h",
                 metadata={"created_by": "convoeval"},
             )
+            batch_id = str(batch.id)
         except openai.APIError as exc:
-            self.journal.update(entry, status="not created")
-            return dict.fromkeys(lines, _failure(exc, "creating the batch"))
-        self.journal.update(entry, id=batch.id, status="submitted")
-        self._say(f"batch {batch.id}: sent {len(lines)} requests")
+            found = await self._created_from(uploaded.id)
+            if found is None:
+                self.journal.update(entry, status="not created")
+                return dict.fromkeys(lines, _failure(exc, "creating the batch"))
+            batch_id = found
+        self.journal.update(entry, id=batch_id, status="submitted")
+        self._say(f"batch {batch_id}: sent {len(lines)} requests")
         try:
-            return await self._collect(batch.id, entry, lines)
+            return await self._collect(batch_id, entry, lines)
         except _Lost as lost:
             return dict.fromkeys(lines, BackendFailure(Failure.RETRYABLE, str(lost)))
 
