@@ -173,6 +173,13 @@ _JUDGE_DECORATORS = [
         help="Concurrent judge requests per endpoint.",
     ),
     click.option("--no-cache", is_flag=True, help="Do not use the judge answer cache."),
+    click.option(
+        "--batch",
+        is_flag=True,
+        help="Send the LLM judge's requests through the Batch API, one batch per round of "
+        "steps: half the price, answers within 24 h; an interrupted run resumes its batches "
+        "(docs/scale.md).",
+    ),
 ]
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from convoeval._cli_agree import agree_command
+from convoeval._cli_batch import batch_command
 from convoeval._cli_options import (
     GATE_OPTION,
     JUDGE_OPTIONS,
@@ -251,6 +252,7 @@ def run(
     report_path: Path | None,
     concurrency: int,
     no_cache: bool,
+    batch: bool,
     thresholds: tuple[str, ...],
     fail_under: tuple[str, ...],
     gate_spec: str,
@@ -297,6 +299,7 @@ def run(
             retry_budget=retry_budget,
             reason_first=reason_first or None,
             samples=judge_samples,
+            batch=batch or None,
         )
         if report_path is not None:
             check_writable(report_path, "report")
@@ -383,6 +386,7 @@ def report(results: Path, output: Path | None, trials: str | None) -> None:
 
 
 main.add_command(agree_command)
+main.add_command(batch_command([FORMAT_OPTION, MESSAGES_FIELD_OPTION, FIELD_OPTION]))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -24,6 +24,7 @@ PUBLIC = {
     "JudgeError",
     "JudgePanel",
     "JudgeSpecError",
+    "OpenAIBatchJudge",
     "OpenAIJudge",
     "Step",
     "StepUnsupported",

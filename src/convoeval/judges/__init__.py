@@ -1,4 +1,5 @@
-"""The judge layer: the protocol, the LLM-judge core and its backends (OpenAI-compatible, fake),
+"""The judge layer: the protocol, the LLM-judge core and its backends (OpenAI-compatible, its
+Batch API, fake),
 the answer cache, judge panels, and `resolve_judge`, which turns `--judge` specs into a judge.
 
 The offline judge is imported lazily (it loads onnxruntime), never when this package is imported.
@@ -25,13 +26,16 @@ from convoeval.judges.fake import FakeJudge
 from convoeval.judges.panel import JudgePanel
 
 if TYPE_CHECKING:
+    from convoeval.judges.batch import OpenAIBatchJudge
     from convoeval.judges.openai_judge import OpenAIJudge
 
 
 def __getattr__(name: str) -> Any:
-    # httpx and the backend load only when a judge needs them.
+    # httpx, the openai SDK and the backends load only when a judge needs them.
     if name == "OpenAIJudge":
         return importlib.import_module("convoeval.judges.openai_judge").OpenAIJudge
+    if name == "OpenAIBatchJudge":
+        return importlib.import_module("convoeval.judges.batch").OpenAIBatchJudge
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -44,6 +48,7 @@ __all__ = [
     "JudgeError",
     "JudgePanel",
     "JudgeSpecError",
+    "OpenAIBatchJudge",
     "OpenAIJudge",
     "Step",
     "StepUnsupported",
@@ -70,6 +75,7 @@ _OPTIONS = frozenset(
         "max_tokens",
         "reason_first",
         "samples",
+        "batch",
     }
 )
 
@@ -83,9 +89,10 @@ def resolve_judge(spec: Judge | str | Sequence[Judge | str] | None, **options: A
     of two or more specs into a `JudgePanel` of them (a list of one is that one judge).
 
     `options` (base_url, api_key, concurrency, cache, timeout, retry_budget, seed, max_tokens,
-    reason_first, samples) configure an LLM judge (each LLM member of a panel); options left as
-    None keep their defaults; the offline judge takes none. Anything else is a
-    `JudgeSpecError` listing the valid forms (did-you-mean).
+    reason_first, samples, batch) configure an LLM judge (each LLM member of a panel); options
+    left as None keep their defaults; the offline judge takes none. `batch=True` makes every
+    LLM judge an `OpenAIBatchJudge` (the Batch API; it has no concurrency or timeout). Anything
+    else is a `JudgeSpecError` listing the valid forms (did-you-mean).
     """
     unknown = set(options) - _OPTIONS
     if unknown:
@@ -101,6 +108,11 @@ def resolve_judge(spec: Judge | str | Sequence[Judge | str] | None, **options: A
         raise JudgeSpecError(f"cannot use {spec!r} as a judge; accepted forms: {_FORMS}")
     text = "offline" if spec is None else spec.strip()
     if text.lower() == "offline":
+        if options.get("batch"):
+            raise JudgeConfigError(
+                "--batch (batch=True) sends an LLM judge's requests through the Batch API; the "
+                "offline judge sends none: choose --judge openai/MODEL (judge='openai/MODEL')"
+            )
         offline = importlib.import_module("convoeval.judges.offline")
         judge: Judge = offline.OfflineJudge()
         return judge
@@ -117,6 +129,13 @@ def resolve_judge(spec: Judge | str | Sequence[Judge | str] | None, **options: A
     if not model.strip() or any(c.isspace() for c in model.strip()):
         raise JudgeSpecError(f"judge spec {spec!r} names no model; {_accepted()}")
     given = {k: v for k, v in options.items() if v is not None}
+    if given.pop("batch", False):
+        from convoeval.judges.batch import OpenAIBatchJudge
+
+        given.pop("concurrency", None)  # every request of a round waits in one batch
+        given.pop("timeout", None)  # a batch may take up to 24 hours
+        return OpenAIBatchJudge(model.strip(), **given)
+    given.pop("batch", None)
     from convoeval.judges.openai_judge import OpenAIJudge
 
     return OpenAIJudge(model.strip(), **given)

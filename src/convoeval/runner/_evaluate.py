@@ -21,6 +21,7 @@ from typing import Any, TypedDict, Unpack
 from convoeval._sync import run_sync
 from convoeval._version import VERSION
 from convoeval.metrics import Metric
+from convoeval.runner import _batch_run
 from convoeval.runner._inputs import IN_MEMORY, Item, SamplesLike, Scan, Source
 from convoeval.runner._lock import RunLock, check_writable
 from convoeval.runner._plan import (
@@ -62,6 +63,7 @@ _JUDGE_OPTIONS = {
     "retry_budget": "retry_budget",
     "reason_first": "reason_first",
     "judge_samples": "samples",
+    "batch": "batch",
 }
 
 
@@ -76,6 +78,7 @@ class RunOptions(TypedDict, total=False):
     retry_budget: float | None
     reason_first: bool | None
     judge_samples: int | None
+    batch: bool | None
     base_url: str | None
     api_key: str | None
     show_progress: bool
@@ -120,8 +123,9 @@ async def aevaluate(
     data and the judge support. `judge`: a Judge, a spec ('offline', 'openai/MODEL'), None, or
     a list of them: a judge panel (majority vote; `result.panel_agreement()`).
     `max_concurrency`, `cache`, `timeout`, `retry_budget`, `reason_first`, `judge_samples`
-    (N answers per step, majority vote), `base_url`, `api_key` configure a judge built from a
-    spec (refused with a Judge object, which carries its own).
+    (N answers per step, majority vote), `batch` (send every round through the Batch API,
+    docs/scale.md), `base_url`, `api_key` configure a judge built from a spec (refused with a
+    Judge object, which carries its own).
     `format`, `messages_field`, `fields` say how to read records; `limit` keeps the first N;
     `reference_topics` is given to every record that has none; `skip_invalid` scores the valid
     records and lists the others in `result.meta["invalid"]`. `thresholds` sets pass marks by
@@ -148,6 +152,8 @@ async def aevaluate(
         raise UsageError(f"repeat must be a whole number, not {repeat!r}")
     if repeat is not None and repeat < 1:
         raise UsageError(f"repeat must be at least 1, not {repeat}")
+    if not options.get("batch"):
+        options.pop("batch", None)  # batch=False is the default, not a judge setting
     named = sorted(name for name in _JUDGE_OPTIONS if options.get(name) is not None)
     specs = judge if isinstance(judge, list | tuple) else [judge]
     if named and any(one is not None and not isinstance(one, str) for one in specs):
@@ -232,8 +238,10 @@ async def _evaluate(
                 retry_failed=options.get("retry_failed", False),
             )
             write_meta(path, meta)
-            if rows.to_score(scan.valid):
-                await check_reachable(plan.judges(chosen))
+            batching = _batch_run.batching(plan.judges(chosen))
+            _batch_run.track(batching, path, meta, options.get("show_progress", True), write_meta)
+            if rows.to_score(scan.valid):  # a batch server is reached when a batch is sent
+                await check_reachable([j for j in plan.judges(chosen) if j not in batching])
             shown = options.get("progress") or make_progress(options.get("show_progress", True))
             shown.start(scan.valid, rows.kept)
 
@@ -247,7 +255,7 @@ async def _evaluate(
                     path,
                     _jobs(source.items(), rows, path, chosen, plan, options),
                     on_row,
-                    window=_window(concurrency, plan),
+                    window=_batch_run.window(batching) or _window(concurrency, plan),
                 )
             finally:
                 shown.close()

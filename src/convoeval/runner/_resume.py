@@ -252,6 +252,8 @@ def prepare(
             else "--retry-failed and --overwrite cannot be used together"
         )
     if overwrite or not has_rows:
+        if not overwrite:
+            _keep_batches(path, meta)  # killed before its first row, with batches in flight
         path.write_bytes(b"")
         return RowPlan()
     if not resume and not retry_failed:
@@ -267,9 +269,24 @@ def prepare(
         raise ResultsFileError(problem)
     meta["started"] = old.get("started", meta["started"])
     meta["resumed"] = now()
+    _keep_batches(path, meta, old)
     plan = RowPlan(retry=retry_failed)
     plan.read(path, on_row)
     return plan
+
+
+def _keep_batches(path: Path, meta: RunMeta, old: RunMeta | None = None) -> None:
+    """Carry the Batch API batches of the run that made `path` (same identity) into `meta`, so
+    the batches it left in flight are collected, not sent again (judges/batch.py)."""
+    if old is None:
+        try:
+            old = read_meta(path)
+        except ResultsFileError:
+            return
+        if old is None or conflict(old, meta, str(path)) is not None:
+            return
+    if old.get("batches"):
+        meta["batches"] = old["batches"]
 
 
 def now() -> str:

@@ -2,7 +2,9 @@
 
 Prices are US dollars per million tokens (input, output). The table applies only to requests
 sent to api.openai.com; any other endpoint (a local server, a gateway) has no known price unless
-you pass `prices=`. Unknown means no cost figure, said so, never a guessed one.
+you pass `prices=`. Unknown means no cost figure, said so, never a guessed one. Requests sent
+through the Batch API (a judge whose description says `batch: true`) cost `BATCH_DISCOUNT` of
+the table's price, as OpenAI bills them; prices you pass are used as they are.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ PRICES: dict[str, tuple[float, float]] = {
     "o3-mini": (1.10, 4.40),
 }
 _OPENAI_ENDPOINT = "https://api.openai.com/v1"
+#: The share of the list price a Batch API request costs at api.openai.com (half).
+BATCH_DISCOUNT = 0.5
 
 
 def _price_for(
@@ -37,6 +41,10 @@ def _price_for(
         return prices[model], f"prices given for {model}"
     endpoint = str(judge.get("endpoint") or "")
     if endpoint.rstrip("/") == _OPENAI_ENDPOINT and model in PRICES:
+        if judge.get("batch") is True:
+            low, high = PRICES[model]
+            price = (low * BATCH_DISCOUNT, high * BATCH_DISCOUNT)
+            return price, f"OpenAI batch price of {model} (half the list price)"
         return PRICES[model], f"OpenAI list price of {model}"
     if not model:
         return None, "no price: the judge names no model"
@@ -49,7 +57,19 @@ def estimate_cost(
     usage: Usage,
     prices: Mapping[str, tuple[float, float]] | None = None,
 ) -> tuple[float | None, str]:
-    """(cost in USD or None, a note saying where the price came from or why there is none)."""
+    """(cost in USD or None, a note saying where the price came from or why there is none);
+    a batch judge's note also says how many requests went by batch."""
+    cost, note = _estimate(judge, usage, prices)
+    if judge is not None and judge.get("batch") is True and usage.requests:
+        note += f"; {usage.requests} {'request' if usage.requests == 1 else 'requests'} by batch"
+    return cost, note
+
+
+def _estimate(
+    judge: Mapping[str, Any] | None,
+    usage: Usage,
+    prices: Mapping[str, tuple[float, float]] | None,
+) -> tuple[float | None, str]:
     if usage.requests == 0:
         return 0.0, "no paid requests were sent"
     if judge is None:

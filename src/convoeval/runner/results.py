@@ -217,10 +217,20 @@ class EvaluationResult:
         and `incomplete` (items some member did not rate, left out). Empty without a panel."""
         return self._aggregates.panel_agreement()
 
+    def batch_requests(self) -> int:
+        """Requests sent through the Batch API (all of a batch judge's, else 0)."""
+        judge = self.meta.get("judge") or {}
+        return self.usage.requests if judge.get("batch") is True else 0
+
     def usage_summary(self) -> dict[str, Any]:
-        """Total usage plus the cost estimate and its note."""
+        """Total usage plus the requests sent by batch, the cost estimate and its note."""
         cost, note = self.cost()
-        return {**self.usage.as_dict(), "cost_usd": cost, "cost_note": note}
+        return {
+            **self.usage.as_dict(),
+            "batch_requests": self.batch_requests(),
+            "cost_usd": cost,
+            "cost_note": note,
+        }
 
     def rows(self) -> Iterator[ResultRow]:
         """Every results row, in input order, read lazily from the results file."""

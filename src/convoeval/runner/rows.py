@@ -93,6 +93,7 @@ class JudgeDescription(TypedDict, total=False):
     endpoint: str
     calibration: str
     concurrency: int
+    batch: bool
     describe_error: str
 
 
@@ -135,6 +136,8 @@ class RunMeta(TypedDict):
     resumed: NotRequired[str]
     #: Per metric scored by a judge panel: Fleiss' kappa between its members (when completed).
     panel_agreement: NotRequired[dict[str, dict[str, Any]]]
+    #: Batch API batches of the run (judges/batch.py): id, input file, requests, status.
+    batches: NotRequired[list[dict[str, Any]]]
     rows: str
 
 
