@@ -30,6 +30,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _agreement_clinc import FIT_LISTS, clinc  # noqa: E402
 from _agreement_dbdc3 import dbdc3  # noqa: E402
 from _data import SHARED_DATA, missing_data  # noqa: E402
 from _embed_cache import DiskCachedEmbedder  # noqa: E402
@@ -38,7 +39,6 @@ from _stats import (  # noqa: E402
     Figures,
     Index,
     auroc,
-    balanced_accuracy,
     best_threshold,
     fit_logistic,
     group_folds,
@@ -47,23 +47,16 @@ from _stats import (  # noqa: E402
     spearman,
 )
 
-from convoeval.judges.offline import calibration as cal  # noqa: E402
-from convoeval.judges.offline import refusal, scope  # noqa: E402
+from convoeval.judges.offline import refusal  # noqa: E402
 from convoeval.judges.offline.embedder import Embedder  # noqa: E402
 from convoeval.judges.offline.kit import DECISION, OfflineKit  # noqa: E402
 
 DATA = SHARED_DATA
 
-#: Allowed-topic lists in plain words, and the CLINC150 domains each one covers.
-TOPIC_LISTS: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
-    "banking_credit_cards": (("banking", "credit cards"), frozenset({"banking", "credit_cards"})),
-    "travel": (("travel",), frozenset({"travel"})),
-    "cooking_restaurants": (("cooking and food", "restaurants"), frozenset({"kitchen_and_dining"})),
-    "cars_commuting": (("cars", "commuting"), frozenset({"auto_and_commute"})),
-}
-SCOPE_TEMPERATURES = (0.03, 0.05, 0.07, 0.1, 0.15)
-#: Mean balanced accuracies closer than this count as a tie (the sharper temperature wins).
-TIE = 0.005
+#: Allowed-topic lists in plain words, and the CLINC150 domains each one covers (the lists the
+#: shipped scope constants are fitted on; `_agreement_clinc.EXTRA_LISTS` has ten more to check
+#: them).
+TOPIC_LISTS = FIT_LISTS
 
 
 # ---------------------------------------------------------------------------------------- xstest
@@ -129,88 +122,6 @@ def xstest(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures)
         [any(s in refusal.normalise(r) for s in refusal.STRONG_PHRASES) for r in replies]
     )
     out.put("xstest.baseline.strong_phrases.accuracy", float((strong == y).mean()))
-
-
-# ---------------------------------------------------------------------------------------- clinc
-def _logit(p: F64) -> F64:
-    q = np.clip(p, 1e-12, 1 - 1e-12)
-    out: F64 = np.log(q / (1 - q))
-    return out
-
-
-def _best_cut(scores: dict[str, F64], labels: dict[str, npt.NDArray[np.bool_]]) -> float:
-    """One cut-off (log-odds) for the given lists: best mean balanced accuracy over them."""
-    pooled = np.concatenate(list(scores.values()))
-    cuts = np.quantile(pooled, np.linspace(0.3, 0.995, 279))
-    means = [np.mean([balanced_accuracy(scores[n] >= c, labels[n]) for n in scores]) for c in cuts]
-    return float(cuts[int(np.argmax(means))])
-
-
-def clinc(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures) -> None:
-    """In-scope scoring on CLINC150 for four allowed-topic lists, leave one list out."""
-    texts = [r["text"] for r in rows]
-    names = list(TOPIC_LISTS)
-    labels = {
-        n: np.array([r["domain"] in doms for r in rows]) for n, (_, doms) in TOPIC_LISTS.items()
-    }
-    table = {
-        temp: {
-            n: _logit(
-                np.asarray(
-                    scope.scope_probabilities(
-                        texts, list(topics), kit.embed, temperature=temp, overlap=cal.SCOPE_OVERLAP
-                    )
-                )
-            )
-            for n, (topics, _) in TOPIC_LISTS.items()
-        }
-        for temp in SCOPE_TEMPERATURES
-    }
-
-    def choose(lists: list[str]) -> tuple[float, float]:
-        """Temperature and cut-off with the best mean balanced accuracy over `lists`."""
-        fits = {t: _best_cut({n: table[t][n] for n in lists}, labels) for t in SCOPE_TEMPERATURES}
-
-        def mean_bacc(t: float) -> float:
-            return float(
-                np.mean([balanced_accuracy(table[t][n] >= fits[t], labels[n]) for n in lists])
-            )
-
-        # The sharpest temperature within TIE of the best: when the lists cannot tell them
-        # apart, a request should beat its closest competitors, not the average background.
-        best = max(mean_bacc(t) for t in SCOPE_TEMPERATURES)
-        temp = min(t for t in SCOPE_TEMPERATURES if mean_bacc(t) >= best - TIE)
-        return temp, fits[temp]
-
-    held = []
-    for name in names:  # temperature and threshold chosen on the other lists, scored on this one
-        temp, cut = choose([n for n in names if n != name])
-        s, y = table[temp][name], labels[name]
-        held.append((auroc(s, y), balanced_accuracy(s >= cut, y), float(((s >= cut) == y).mean())))
-        out.put(f"clinc.{name}.auroc.lolo", held[-1][0])
-        out.put(f"clinc.{name}.balanced_accuracy.lolo", held[-1][1])
-        out.put(f"clinc.{name}.accuracy.lolo", held[-1][2])
-    out.put("clinc.min.auroc.lolo", min(h[0] for h in held))
-    out.put("clinc.min.balanced_accuracy.lolo", min(h[1] for h in held))
-    out.put("clinc.mean.balanced_accuracy.lolo", float(np.mean([h[1] for h in held])))
-    if fit:
-        temp, cut = choose(names)
-        out.constants.update(
-            SCOPE_TEMPERATURE=temp, SCOPE_THRESHOLD=round(float(sigmoid(np.array(cut))), 4)
-        )
-        scores = {n: sigmoid(table[temp][n] - cut) for n in names}
-    else:  # the shipped path, end to end: re-centred scores, decision at 0.5
-        scores = {
-            n: np.asarray(kit.scope_scores(texts, list(t))) for n, (t, _) in TOPIC_LISTS.items()
-        }
-    for name, (topics, _) in TOPIC_LISTS.items():
-        s, y = scores[name], labels[name]
-        plain = (kit.embed(texts) @ kit.embed(list(topics)).T).max(axis=1)
-        out.put(f"clinc.{name}.in_scope_rows", int(y.sum()))
-        out.put(f"clinc.{name}.auroc.in_sample", auroc(s, y))
-        out.put(f"clinc.{name}.balanced_accuracy.in_sample", balanced_accuracy(s >= DECISION, y))
-        out.put(f"clinc.{name}.accuracy.in_sample", float(((s >= DECISION) == y).mean()))
-        out.put(f"clinc.{name}.baseline.plain_cosine.auroc", auroc(plain, y))
 
 
 # ---------------------------------------------------------------------------------------- speed
