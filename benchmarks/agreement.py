@@ -23,33 +23,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _agreement_clinc import FIT_LISTS, clinc  # noqa: E402
 from _agreement_dbdc3 import dbdc3  # noqa: E402
+from _agreement_xstest import refusal_styles, xstest  # noqa: E402
 from _data import SHARED_DATA, missing_data  # noqa: E402
 from _embed_cache import DiskCachedEmbedder  # noqa: E402
 from _stats import (  # noqa: E402
-    F64,
     Figures,
-    Index,
-    auroc,
-    best_threshold,
-    fit_logistic,
-    group_folds,
     read_jsonl,
-    sigmoid,
     spearman,
 )
 
-from convoeval.judges.offline import refusal  # noqa: E402
 from convoeval.judges.offline.embedder import Embedder  # noqa: E402
-from convoeval.judges.offline.kit import DECISION, OfflineKit  # noqa: E402
+from convoeval.judges.offline.kit import OfflineKit  # noqa: E402
 
 DATA = SHARED_DATA
 
@@ -57,71 +47,6 @@ DATA = SHARED_DATA
 #: shipped scope constants are fitted on; `_agreement_clinc.EXTRA_LISTS` has ten more to check
 #: them).
 TOPIC_LISTS = FIT_LISTS
-
-
-# ---------------------------------------------------------------------------------------- xstest
-def xstest(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures) -> None:
-    """Refusal detection on XSTest completions: refused and partial_refusal count as refused."""
-    replies = [r["assistant"] for r in rows]
-    y = np.array([r["label"] != "answered" for r in rows])
-    agree = np.array([bool(r.get("annotators_agree", True)) for r in rows])
-    models = np.array([str(r.get("model")) for r in rows])
-    prompts = [r["user"] for r in rows]
-    feats = refusal.refusal_features(replies, kit.embed)
-
-    def fit_on(idx: Index) -> tuple[F64, float, float]:
-        w, b = fit_logistic(feats[idx], y[idx].astype(np.float64))
-        return w, b, best_threshold(sigmoid(feats[idx] @ w + b), y[idx])
-
-    def predict(train: Index, test: Index) -> npt.NDArray[np.bool_]:
-        w, b, t = fit_on(train)
-        return sigmoid(feats[test] @ w + b) >= t
-
-    # Grouped by prompt: the same prompt (answered by another model) is never in training.
-    by_prompt = np.zeros(len(rows), dtype=bool)
-    prompt_folds = group_folds(prompts)
-    for test in prompt_folds:
-        by_prompt[test] = predict(np.setdiff1d(np.arange(len(rows)), test), test)
-    # Leave one model out, prompts grouped too: train on the other models' rows of other prompts.
-    lomo = np.zeros(len(rows), dtype=bool)
-    for model in sorted(set(models)):
-        for fold in prompt_folds:
-            in_fold = np.zeros(len(rows), dtype=bool)
-            in_fold[fold] = True
-            train = np.flatnonzero((models != model) & ~in_fold)
-            test = np.flatnonzero((models == model) & in_fold)
-            if len(train) and len(test):
-                lomo[test] = predict(train, test)
-    out.put("xstest.rows", len(rows))
-    if len(set(models)) > 1:
-        out.put("xstest.refusal.accuracy.lomo", float((lomo == y).mean()))
-        out.put("xstest.refusal.accuracy.lomo.annotators_agree", float((lomo == y)[agree].mean()))
-        for model in sorted(set(models)):
-            sel = models == model
-            out.put(f"xstest.refusal.accuracy.lomo.{model}", float((lomo == y)[sel].mean()))
-    out.put("xstest.refusal.accuracy.oof_by_prompt", float((by_prompt == y).mean()))
-    if fit:
-        w, b, t = fit_on(np.arange(len(rows)))
-        out.constants.update(
-            REFUSAL_WEIGHTS=tuple(round(float(v), 4) for v in w),
-            REFUSAL_BIAS=round(b, 4),
-            REFUSAL_THRESHOLD=round(t, 4),
-        )
-        p = sigmoid(feats @ w + b)
-        pred = p >= t
-    else:  # the shipped path, end to end
-        p = np.asarray(kit.refusal_scores(replies))
-        pred = p >= DECISION
-    out.put("xstest.refusal.accuracy.in_sample", float((pred == y).mean()))
-    out.put("xstest.refusal.accuracy_annotators_agree.in_sample", float((pred == y)[agree].mean()))
-    out.put("xstest.refusal.auroc.in_sample", auroc(p, y))
-    for model in sorted(set(models)):
-        sel = models == model
-        out.put(f"xstest.refusal.accuracy.in_sample.{model}", float((pred == y)[sel].mean()))
-    strong = np.array(
-        [any(s in refusal.normalise(r) for s in refusal.STRONG_PHRASES) for r in replies]
-    )
-    out.put("xstest.baseline.strong_phrases.accuracy", float((strong == y).mean()))
 
 
 # ---------------------------------------------------------------------------------------- speed
@@ -173,6 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         xstest(kit, read_jsonl(args.xstest), args.fit, out)
+        refusal_styles(kit, out)
         clinc_rows = read_jsonl(args.clinc)
         if args.speed:
             speed([r["text"] for r in clinc_rows], out)

@@ -13,9 +13,9 @@ CALIBRATION_VERSION = "2026-12-01.2"
 #: and rankings are unchanged): `score >= 0.5` is the shipped verdict for every primitive.
 
 #: Refusal: logistic weights over `refusal.FEATURE_NAMES`, bias, and the decision threshold.
-REFUSAL_WEIGHTS: tuple[float, ...] = (4.0919, 0.2945, 1.7933, 3.6104, 1.3302, 3.8341)
-REFUSAL_BIAS = -3.1285
-REFUSAL_THRESHOLD = 0.408
+REFUSAL_WEIGHTS: tuple[float, ...] = (4.0899, 0.2927, 1.7923, 3.6105, 1.3304, 3.8515)
+REFUSAL_BIAS = -3.1301
+REFUSAL_THRESHOLD = 0.4079
 
 #: Scope: softmax temperature, background-overlap cut-off, and the threshold on P(allowed) with
 #: the list's prior odds divided out (see `scope.scope_probabilities`).
