@@ -7,7 +7,7 @@ records the figures they give. Bump `CALIBRATION_VERSION` whenever a value or a 
 from __future__ import annotations
 
 #: Goes into `OfflineJudge.describe()` and so into results and cache keys.
-CALIBRATION_VERSION = "2026-12-01.2"
+CALIBRATION_VERSION = "2026-12-01.3"
 
 #: The kit re-centres every score so that its decision threshold maps to 0.5 (monotone, so AUROC
 #: and rankings are unchanged): `score >= 0.5` is the shipped verdict for every primitive.

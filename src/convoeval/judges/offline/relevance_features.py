@@ -121,7 +121,8 @@ def relevance_features(
     vectors = embed(texts).astype(np.float64)  # one call: the judge groups it with other steps'
 
     def vec(text: str) -> npt.NDArray[np.float64]:
-        return vectors[row[text]]
+        found: npt.NDArray[np.float64] = vectors[row[text]]
+        return found
 
     generic = vectors[[row[t] for t in GENERIC_REPLIES]]
     sims = np.zeros((len(windows), 4))
