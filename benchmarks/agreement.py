@@ -3,11 +3,14 @@
 Usage: python benchmarks/agreement.py [--xstest FILE] [--clinc FILE] [--dbdc3 FILE] [--fit]
        python benchmarks/agreement.py --judge openai/MODEL [--base-url URL] [--limit N]
 
-Prints one `name: value` line per figure. The headline figures (`.oof`, `.lomo`, `.lolo`) are
-grouped and out of fold: whatever is fitted (weights, thresholds, temperature, context weight) is
-refitted without the rows it is scored on, and rows that share what leaks stay together: XSTest by
-prompt and by model (leave one model out), CLINC150 by topic list (leave one list out), DBDC3 by
-dialogue. `.in_sample` figures use the shipped constants on the rows they were fitted on. With
+Prints one `name: value` line per figure, in four sections under `# ` title lines. The headline
+comes first: grouped, out-of-fold figures (`.oof`, `.lomo`, `.lolo`, `.lolo14`), where whatever is
+fitted or chosen (weights, thresholds, temperature) is refitted without the rows it is scored on,
+and rows that share what leaks stay together: XSTest by prompt and by model (leave one model out),
+CLINC150 by topic list (leave one list out, chosen on lists sharing no domain), DBDC3 by
+dialogue. Then `.held_out` figures: the shipped constants on rows never used to fit or choose them
+(ten more CLINC150 lists, the hand-written benchmarks/refusal_styles.jsonl). Then `.in_sample`
+figures: the shipped constants on the rows they were fitted on. Then baselines and counts. With
 --fit it also refits the constants on all the given rows and prints them as a block for
 src/convoeval/judges/offline/calibration.py. Embeddings are cached in a file under /tmp
 (benchmarks/_embed_cache.py). With --judge SPEC the same datasets go through the metric steps
@@ -63,6 +66,36 @@ def speed(texts: list[str], out: Figures) -> None:
     out.put("embedder.short_sentences_per_second", best)
 
 
+# ---------------------------------------------------------------------------------------- print
+#: Name parts that mark a grouped out-of-fold figure, a figure on rows never used to fit or choose
+#: anything, and an in-sample one.
+OUT_OF_FOLD = (".lomo", ".oof", ".lolo")
+HELD_OUT = ".held_out"
+IN_SAMPLE = ".in_sample"
+
+
+def grouped(values: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """The figure names in printing order: the grouped out-of-fold headline first, then figures
+    on held-out rows, then in-sample ones, then baselines and counts (each in the order made)."""
+    sections: dict[str, list[str]] = {
+        "headline: grouped, out of fold": [],
+        "held out: rows never used to fit or choose anything, shipped constants": [],
+        "in sample: shipped constants on the rows they were fitted on": [],
+        "baselines, counts and time": [],
+    }
+    titles = list(sections)
+    for name in values:
+        if IN_SAMPLE in name:
+            sections[titles[2]].append(name)
+        elif HELD_OUT in name:
+            sections[titles[1]].append(name)
+        elif any(mark in name for mark in OUT_OF_FOLD) and "baseline" not in name:
+            sections[titles[0]].append(name)
+        else:
+            sections[titles[3]].append(name)
+    return [(title, names) for title, names in sections.items() if names]
+
+
 # ---------------------------------------------------------------------------------------- main
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse arguments, compute the figures, print them."""
@@ -107,9 +140,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         embedder.save()
     out.put("seconds", time.perf_counter() - started)
-    for name, value in out.values.items():
-        shown = f"{value:.3f}" if isinstance(value, float) else str(value)
-        print(f"{name}: {shown}")
+    for title, names in grouped(out.values):
+        print(f"# {title}")
+        for name in names:
+            value = out.values[name]
+            shown = f"{value:.3f}" if isinstance(value, float) else str(value)
+            print(f"{name}: {shown}")
     if args.fit:
         print("\n# fitted constants for calibration.py")
         for name, value in out.constants.items():
