@@ -1,22 +1,47 @@
-"""DBDC3 relevancy figures for agreement.py: the shipped kit, the feature model and plain cosine,
-out of fold with the folds grouped by dialogue."""
+"""DBDC3 relevancy figures for agreement.py: the shipped feature model, the earlier weighted-cosine
+kit and plain cosine, out of fold with the folds grouped by dialogue."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from _stats import F64, Figures, Index, auroc, fit_logistic, group_folds, sigmoid, spearman
-
-from convoeval.judges.offline import calibration as cal
-from convoeval.judges.offline.kit import DECISION, OfflineKit
-from convoeval.judges.offline.relevance import Window, relevance_similarity
-from convoeval.judges.offline.relevance_features import (
-    relevance_features,
-    relevance_probabilities,
+from _stats import (
+    F64,
+    Figures,
+    Index,
+    auroc,
+    best_threshold,
+    fit_logistic,
+    group_folds,
+    sigmoid,
+    spearman,
 )
 
+from convoeval.judges.offline.embedder import FloatArray
+from convoeval.judges.offline.kit import DECISION, OfflineKit
+from convoeval.judges.offline.relevance import Window, context_parts
+from convoeval.judges.offline.relevance_features import relevance_features
+
 CONTEXT_WEIGHTS = (0.0, 0.25, 0.5, 0.75)
+
+
+def relevance_similarity(
+    windows: list[Window], embed: Callable[[Sequence[str]], FloatArray], *, context_weight: float
+) -> F64:
+    """The kit's relevance score until calibration 2026-12-01.2, kept as a baseline: the
+    weighted mean of cos(reply, input) and cos(reply, window), the window being the normalised
+    mean of its texts' vectors."""
+    n = len(windows)
+    vectors = embed([w.reply for w in windows] + [w.user for w in windows])
+    replies, users = vectors[:n], vectors[n:]
+    contexts = np.stack([embed(context_parts(w)).mean(axis=0) for w in windows])
+    contexts /= np.clip(np.linalg.norm(contexts, axis=1, keepdims=True), 1e-12, None)
+    to_user = (replies * users).sum(axis=1).astype(np.float64)
+    to_context = (replies * contexts).sum(axis=1).astype(np.float64)
+    mixed: F64 = (1.0 - context_weight) * to_user + context_weight * to_context
+    return mixed
 
 
 def dbdc3_windows(
@@ -40,7 +65,10 @@ def dbdc3_windows(
 
 
 def dbdc3(kit: OfflineKit, dialogues: list[dict[str, Any]], fit: bool, out: Figures) -> None:
-    """Relevancy on DBDC3 by dialogue: majority agreement, Spearman with (O - X) / votes."""
+    """Relevancy on DBDC3 by dialogue: majority agreement, Spearman with (O - X) / votes.
+
+    The feature model is fitted to the majority turns (relevant when most said O), and its
+    threshold is the one with the best agreement on them."""
     items = dbdc3_windows(dialogues)
     windows = [item[0] for item in items]
     o, x, total = (np.array([item[i] for item in items]) for i in (1, 2, 3))
@@ -49,8 +77,9 @@ def dbdc3(kit: OfflineKit, dialogues: list[dict[str, Any]], fit: bool, out: Figu
     target = (o - x) / np.maximum(total, 1)
     rel_major = relevant[majority]
     sims = {w: relevance_similarity(windows, kit.embed, context_weight=w) for w in CONTEXT_WEIGHTS}
+    feats = relevance_features(windows, kit.embed)
 
-    def fit_on(idx: Index, weight: float) -> tuple[float, float]:
+    def fit_cosine(idx: Index, weight: float) -> tuple[float, float]:
         sel = idx[majority[idx]]
         w, b = fit_logistic(sims[weight][sel][:, None], relevant[sel].astype(np.float64), l2=0.0)
         return float(-b / w[0]), float(1.0 / w[0])
@@ -59,72 +88,58 @@ def dbdc3(kit: OfflineKit, dialogues: list[dict[str, Any]], fit: bool, out: Figu
         sel = idx[majority[idx]]
         return float(((score[sel] >= cut) == relevant[sel]).mean())
 
-    feats = relevance_features(windows, kit.embed)
-
-    def fit_features(idx: Index) -> tuple[F64, float]:
+    def fit_features(idx: Index) -> tuple[F64, float, float]:
+        # Fitted on standardised features (so the L2 penalty treats them alike), returned for
+        # the raw ones.
+        mean, std = feats[idx].mean(axis=0), feats[idx].std(axis=0) + 1e-9
         sel = idx[majority[idx]]
-        return fit_logistic(feats[sel], relevant[sel].astype(np.float64))
+        ws, b = fit_logistic((feats[sel] - mean) / std, relevant[sel].astype(np.float64))
+        w, b = ws / std, float(b - (ws * mean / std).sum())
+        return w, b, best_threshold(feats[sel] @ w + b, relevant[sel])
 
-    oof, plain_oof = np.zeros(len(items)), np.zeros(len(items), dtype=bool)
-    feature_oof = np.zeros(len(items))
+    oof, cosine_oof = np.zeros(len(items)), np.zeros(len(items))
+    plain_oof = np.zeros(len(items), dtype=bool)
     for test in group_folds([item[4] for item in items]):
         train = np.setdiff1d(np.arange(len(items)), test)
-        fw, fb = fit_features(train)
-        feature_oof[test] = sigmoid(feats[test] @ fw + fb)
-        fits = {w: fit_on(train, w) for w in CONTEXT_WEIGHTS}
+        fw, fb, cut = fit_features(train)
+        oof[test] = sigmoid(feats[test] @ fw + fb - cut)
+        fits = {w: fit_cosine(train, w) for w in CONTEXT_WEIGHTS}
         weight = max(CONTEXT_WEIGHTS, key=lambda w: agreement(sims[w], fits[w][0], train))
         center, scale = fits[weight]
-        oof[test] = sigmoid((sims[weight][test] - center) / scale)
-        plain_oof[test] = sims[0.0][test] >= fit_on(train, 0.0)[0]
+        cosine_oof[test] = sigmoid((sims[weight][test] - center) / scale)
+        plain_oof[test] = sims[0.0][test] >= fit_cosine(train, 0.0)[0]
     out.put("dbdc3.system_turns", len(items))
     out.put("dbdc3.majority_turns", int(majority.sum()))
     out.put("dbdc3.relevancy.agreement.oof", float(((oof >= 0.5) == relevant)[majority].mean()))
     out.put("dbdc3.relevancy.spearman.oof", spearman(oof, target))
+    out.put("dbdc3.relevancy.auroc_majority.oof", auroc(oof[majority], rel_major))
+    out.put(
+        "dbdc3.baseline.weighted_cosine.agreement.oof",
+        float(((cosine_oof >= 0.5) == relevant)[majority].mean()),
+    )
+    out.put("dbdc3.baseline.weighted_cosine.spearman.oof", spearman(cosine_oof, target))
+    out.put(
+        "dbdc3.baseline.weighted_cosine.auroc_majority.oof", auroc(cosine_oof[majority], rel_major)
+    )
     out.put(
         "dbdc3.baseline.plain_cosine.agreement.oof", float((plain_oof == relevant)[majority].mean())
     )
     out.put("dbdc3.baseline.plain_cosine.spearman", spearman(sims[0.0], target))
     out.put("dbdc3.baseline.plain_cosine.auroc_majority", auroc(sims[0.0][majority], rel_major))
-    out.put("dbdc3.relevancy.auroc_majority.oof", auroc(oof[majority], rel_major))
-    out.put(
-        "dbdc3.features.agreement.oof", float(((feature_oof >= 0.5) == relevant)[majority].mean())
-    )
-    out.put("dbdc3.features.spearman.oof", spearman(feature_oof, target))
-    out.put("dbdc3.features.auroc_majority.oof", auroc(feature_oof[majority], rel_major))
     if fit:
-        fw, fb = fit_features(np.arange(len(items)))
+        fw, fb, cut = fit_features(np.arange(len(items)))
         out.constants.update(
             RELEVANCE_FEATURE_WEIGHTS=tuple(round(float(v), 4) for v in fw),
             RELEVANCE_FEATURE_BIAS=round(fb, 4),
+            RELEVANCE_FEATURE_THRESHOLD=round(float(sigmoid(np.array(cut))), 4),
         )
-        shipped = sigmoid(feats @ fw + fb)
-    else:
-        shipped = np.asarray(relevance_probabilities(windows, kit.embed))
-    out.put(
-        "dbdc3.features.agreement.in_sample", float(((shipped >= 0.5) == relevant)[majority].mean())
-    )
-    out.put("dbdc3.features.spearman.in_sample", spearman(shipped, target))
-    center, scale = cal.RELEVANCE_CENTER, cal.RELEVANCE_SCALE
-    weight = cal.RELEVANCE_CONTEXT_WEIGHT
-    if fit:
-        every = np.arange(len(items))
-        fits = {w: fit_on(every, w) for w in CONTEXT_WEIGHTS}
-        weight = max(CONTEXT_WEIGHTS, key=lambda w: agreement(sims[w], fits[w][0], every))
-        center, scale = fits[weight]
-        out.constants.update(
-            RELEVANCE_CONTEXT_WEIGHT=weight,
-            RELEVANCE_CENTER=round(center, 4),
-            RELEVANCE_SCALE=round(scale, 4),
-        )
-        score = sigmoid(
-            (relevance_similarity(windows, kit.embed, context_weight=weight) - center) / scale
-        )
+        score = sigmoid(feats @ fw + fb - cut)
     else:  # the shipped path, end to end
         score = np.asarray(kit.relevance_scores(windows))
     out.put(
         "dbdc3.relevancy.agreement.in_sample",
         float(((score >= DECISION) == relevant)[majority].mean()),
     )
-    out.put("dbdc3.relevancy.auroc_majority.in_sample", auroc(score[majority], relevant[majority]))
+    out.put("dbdc3.relevancy.auroc_majority.in_sample", auroc(score[majority], rel_major))
     out.put("dbdc3.relevancy.spearman.in_sample", spearman(score, target))
     out.put("dbdc3.baseline.always_relevant.agreement", float(relevant[majority].mean()))

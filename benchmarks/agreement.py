@@ -3,11 +3,14 @@
 Usage: python benchmarks/agreement.py [--xstest FILE] [--clinc FILE] [--dbdc3 FILE] [--fit]
        python benchmarks/agreement.py --judge openai/MODEL [--base-url URL] [--limit N]
 
-Prints one `name: value` line per figure. The headline figures (`.oof`, `.lomo`, `.lolo`) are
-grouped and out of fold: whatever is fitted (weights, thresholds, temperature, context weight) is
-refitted without the rows it is scored on, and rows that share what leaks stay together: XSTest by
-prompt and by model (leave one model out), CLINC150 by topic list (leave one list out), DBDC3 by
-dialogue. `.in_sample` figures use the shipped constants on the rows they were fitted on. With
+Prints one `name: value` line per figure, in four sections under `# ` title lines. The headline
+comes first: grouped, out-of-fold figures (`.oof`, `.lomo`, `.lolo`, `.lolo14`), where whatever is
+fitted or chosen (weights, thresholds, temperature) is refitted without the rows it is scored on,
+and rows that share what leaks stay together: XSTest by prompt and by model (leave one model out),
+CLINC150 by topic list (leave one list out, chosen on lists sharing no domain), DBDC3 by
+dialogue. Then `.held_out` figures: the shipped constants on rows never used to fit or choose them
+(ten more CLINC150 lists, the hand-written benchmarks/refusal_styles.jsonl). Then `.in_sample`
+figures: the shipped constants on the rows they were fitted on. Then baselines and counts. With
 --fit it also refits the constants on all the given rows and prints them as a block for
 src/convoeval/judges/offline/calibration.py. Embeddings are cached in a file under /tmp
 (benchmarks/_embed_cache.py). With --judge SPEC the same datasets go through the metric steps
@@ -25,195 +28,31 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _agreement_clinc import FIT_LISTS, clinc  # noqa: E402
 from _agreement_dbdc3 import dbdc3  # noqa: E402
 from _agreement_metric_path import metric_path  # noqa: E402
+from _agreement_xstest import refusal_styles, xstest  # noqa: E402
 from _data import SHARED_DATA, missing_data  # noqa: E402
 from _embed_cache import DiskCachedEmbedder  # noqa: E402
 from _stats import (  # noqa: E402
-    F64,
     Figures,
-    Index,
-    auroc,
-    balanced_accuracy,
-    best_threshold,
-    fit_logistic,
-    group_folds,
     read_jsonl,
-    sigmoid,
     spearman,
 )
 
-from convoeval.judges.offline import calibration as cal  # noqa: E402
-from convoeval.judges.offline import refusal, scope  # noqa: E402
 from convoeval.judges.offline.embedder import Embedder  # noqa: E402
-from convoeval.judges.offline.kit import DECISION, OfflineKit  # noqa: E402
+from convoeval.judges.offline.kit import OfflineKit  # noqa: E402
 
 DATA = SHARED_DATA
 
-#: Allowed-topic lists in plain words, and the CLINC150 domains each one covers.
-TOPIC_LISTS: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
-    "banking_credit_cards": (("banking", "credit cards"), frozenset({"banking", "credit_cards"})),
-    "travel": (("travel",), frozenset({"travel"})),
-    "cooking_restaurants": (("cooking and food", "restaurants"), frozenset({"kitchen_and_dining"})),
-    "cars_commuting": (("cars", "commuting"), frozenset({"auto_and_commute"})),
-}
-SCOPE_TEMPERATURES = (0.03, 0.05, 0.07, 0.1, 0.15)
-#: Mean balanced accuracies closer than this count as a tie (the sharper temperature wins).
-TIE = 0.005
-
-
-# ---------------------------------------------------------------------------------------- xstest
-def xstest(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures) -> None:
-    """Refusal detection on XSTest completions: refused and partial_refusal count as refused."""
-    replies = [r["assistant"] for r in rows]
-    y = np.array([r["label"] != "answered" for r in rows])
-    agree = np.array([bool(r.get("annotators_agree", True)) for r in rows])
-    models = np.array([str(r.get("model")) for r in rows])
-    prompts = [r["user"] for r in rows]
-    feats = refusal.refusal_features(replies, kit.embed)
-
-    def fit_on(idx: Index) -> tuple[F64, float, float]:
-        w, b = fit_logistic(feats[idx], y[idx].astype(np.float64))
-        return w, b, best_threshold(sigmoid(feats[idx] @ w + b), y[idx])
-
-    def predict(train: Index, test: Index) -> npt.NDArray[np.bool_]:
-        w, b, t = fit_on(train)
-        return sigmoid(feats[test] @ w + b) >= t
-
-    # Grouped by prompt: the same prompt (answered by another model) is never in training.
-    by_prompt = np.zeros(len(rows), dtype=bool)
-    prompt_folds = group_folds(prompts)
-    for test in prompt_folds:
-        by_prompt[test] = predict(np.setdiff1d(np.arange(len(rows)), test), test)
-    # Leave one model out, prompts grouped too: train on the other models' rows of other prompts.
-    lomo = np.zeros(len(rows), dtype=bool)
-    for model in sorted(set(models)):
-        for fold in prompt_folds:
-            in_fold = np.zeros(len(rows), dtype=bool)
-            in_fold[fold] = True
-            train = np.flatnonzero((models != model) & ~in_fold)
-            test = np.flatnonzero((models == model) & in_fold)
-            if len(train) and len(test):
-                lomo[test] = predict(train, test)
-    out.put("xstest.rows", len(rows))
-    if len(set(models)) > 1:
-        out.put("xstest.refusal.accuracy.lomo", float((lomo == y).mean()))
-        out.put("xstest.refusal.accuracy.lomo.annotators_agree", float((lomo == y)[agree].mean()))
-        for model in sorted(set(models)):
-            sel = models == model
-            out.put(f"xstest.refusal.accuracy.lomo.{model}", float((lomo == y)[sel].mean()))
-    out.put("xstest.refusal.accuracy.oof_by_prompt", float((by_prompt == y).mean()))
-    if fit:
-        w, b, t = fit_on(np.arange(len(rows)))
-        out.constants.update(
-            REFUSAL_WEIGHTS=tuple(round(float(v), 4) for v in w),
-            REFUSAL_BIAS=round(b, 4),
-            REFUSAL_THRESHOLD=round(t, 4),
-        )
-        p = sigmoid(feats @ w + b)
-        pred = p >= t
-    else:  # the shipped path, end to end
-        p = np.asarray(kit.refusal_scores(replies))
-        pred = p >= DECISION
-    out.put("xstest.refusal.accuracy.in_sample", float((pred == y).mean()))
-    out.put("xstest.refusal.accuracy_annotators_agree.in_sample", float((pred == y)[agree].mean()))
-    out.put("xstest.refusal.auroc.in_sample", auroc(p, y))
-    for model in sorted(set(models)):
-        sel = models == model
-        out.put(f"xstest.refusal.accuracy.in_sample.{model}", float((pred == y)[sel].mean()))
-    strong = np.array(
-        [any(s in refusal.normalise(r) for s in refusal.STRONG_PHRASES) for r in replies]
-    )
-    out.put("xstest.baseline.strong_phrases.accuracy", float((strong == y).mean()))
-
-
-# ---------------------------------------------------------------------------------------- clinc
-def _logit(p: F64) -> F64:
-    q = np.clip(p, 1e-12, 1 - 1e-12)
-    out: F64 = np.log(q / (1 - q))
-    return out
-
-
-def _best_cut(scores: dict[str, F64], labels: dict[str, npt.NDArray[np.bool_]]) -> float:
-    """One cut-off (log-odds) for the given lists: best mean balanced accuracy over them."""
-    pooled = np.concatenate(list(scores.values()))
-    cuts = np.quantile(pooled, np.linspace(0.3, 0.995, 279))
-    means = [np.mean([balanced_accuracy(scores[n] >= c, labels[n]) for n in scores]) for c in cuts]
-    return float(cuts[int(np.argmax(means))])
-
-
-def clinc(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures) -> None:
-    """In-scope scoring on CLINC150 for four allowed-topic lists, leave one list out."""
-    texts = [r["text"] for r in rows]
-    names = list(TOPIC_LISTS)
-    labels = {
-        n: np.array([r["domain"] in doms for r in rows]) for n, (_, doms) in TOPIC_LISTS.items()
-    }
-    table = {
-        temp: {
-            n: _logit(
-                np.asarray(
-                    scope.scope_probabilities(
-                        texts, list(topics), kit.embed, temperature=temp, overlap=cal.SCOPE_OVERLAP
-                    )
-                )
-            )
-            for n, (topics, _) in TOPIC_LISTS.items()
-        }
-        for temp in SCOPE_TEMPERATURES
-    }
-
-    def choose(lists: list[str]) -> tuple[float, float]:
-        """Temperature and cut-off with the best mean balanced accuracy over `lists`."""
-        fits = {t: _best_cut({n: table[t][n] for n in lists}, labels) for t in SCOPE_TEMPERATURES}
-
-        def mean_bacc(t: float) -> float:
-            return float(
-                np.mean([balanced_accuracy(table[t][n] >= fits[t], labels[n]) for n in lists])
-            )
-
-        # The sharpest temperature within TIE of the best: when the lists cannot tell them
-        # apart, a request should beat its closest competitors, not the average background.
-        best = max(mean_bacc(t) for t in SCOPE_TEMPERATURES)
-        temp = min(t for t in SCOPE_TEMPERATURES if mean_bacc(t) >= best - TIE)
-        return temp, fits[temp]
-
-    held = []
-    for name in names:  # temperature and threshold chosen on the other lists, scored on this one
-        temp, cut = choose([n for n in names if n != name])
-        s, y = table[temp][name], labels[name]
-        held.append((auroc(s, y), balanced_accuracy(s >= cut, y), float(((s >= cut) == y).mean())))
-        out.put(f"clinc.{name}.auroc.lolo", held[-1][0])
-        out.put(f"clinc.{name}.balanced_accuracy.lolo", held[-1][1])
-        out.put(f"clinc.{name}.accuracy.lolo", held[-1][2])
-    out.put("clinc.min.auroc.lolo", min(h[0] for h in held))
-    out.put("clinc.min.balanced_accuracy.lolo", min(h[1] for h in held))
-    out.put("clinc.mean.balanced_accuracy.lolo", float(np.mean([h[1] for h in held])))
-    if fit:
-        temp, cut = choose(names)
-        out.constants.update(
-            SCOPE_TEMPERATURE=temp, SCOPE_THRESHOLD=round(float(sigmoid(np.array(cut))), 4)
-        )
-        scores = {n: sigmoid(table[temp][n] - cut) for n in names}
-    else:  # the shipped path, end to end: re-centred scores, decision at 0.5
-        scores = {
-            n: np.asarray(kit.scope_scores(texts, list(t))) for n, (t, _) in TOPIC_LISTS.items()
-        }
-    for name, (topics, _) in TOPIC_LISTS.items():
-        s, y = scores[name], labels[name]
-        plain = (kit.embed(texts) @ kit.embed(list(topics)).T).max(axis=1)
-        out.put(f"clinc.{name}.in_scope_rows", int(y.sum()))
-        out.put(f"clinc.{name}.auroc.in_sample", auroc(s, y))
-        out.put(f"clinc.{name}.balanced_accuracy.in_sample", balanced_accuracy(s >= DECISION, y))
-        out.put(f"clinc.{name}.accuracy.in_sample", float(((s >= DECISION) == y).mean()))
-        out.put(f"clinc.{name}.baseline.plain_cosine.auroc", auroc(plain, y))
+#: Allowed-topic lists in plain words, and the CLINC150 domains each one covers (the lists the
+#: shipped scope constants are fitted on; `_agreement_clinc.EXTRA_LISTS` has ten more to check
+#: them).
+TOPIC_LISTS = FIT_LISTS
 
 
 # ---------------------------------------------------------------------------------------- speed
@@ -228,6 +67,36 @@ def speed(texts: list[str], out: Figures) -> None:
         emb.embed(sample)
         best = max(best, len(sample) / (time.perf_counter() - started))
     out.put("embedder.short_sentences_per_second", best)
+
+
+# ---------------------------------------------------------------------------------------- print
+#: Name parts that mark a grouped out-of-fold figure, a figure on rows never used to fit or choose
+#: anything, and an in-sample one.
+OUT_OF_FOLD = (".lomo", ".oof", ".lolo")
+HELD_OUT = ".held_out"
+IN_SAMPLE = ".in_sample"
+
+
+def grouped(values: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """The figure names in printing order: the grouped out-of-fold headline first, then figures
+    on held-out rows, then in-sample ones, then baselines and counts (each in the order made)."""
+    sections: dict[str, list[str]] = {
+        "headline: grouped, out of fold": [],
+        "held out: rows never used to fit or choose anything, shipped constants": [],
+        "in sample: shipped constants on the rows they were fitted on": [],
+        "baselines, counts and time": [],
+    }
+    titles = list(sections)
+    for name in values:
+        if IN_SAMPLE in name:
+            sections[titles[2]].append(name)
+        elif HELD_OUT in name:
+            sections[titles[1]].append(name)
+        elif any(mark in name for mark in OUT_OF_FOLD) and "baseline" not in name:
+            sections[titles[0]].append(name)
+        else:
+            sections[titles[3]].append(name)
+    return [(title, names) for title, names in sections.items() if names]
 
 
 # ---------------------------------------------------------------------------------------- main
@@ -265,6 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         xstest(kit, read_jsonl(args.xstest), args.fit, out)
+        refusal_styles(kit, out)
         clinc_rows = read_jsonl(args.clinc)
         if args.speed:
             speed([r["text"] for r in clinc_rows], out)
@@ -276,9 +146,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         embedder.save()
     out.put("seconds", time.perf_counter() - started)
-    for name, value in out.values.items():
-        shown = f"{value:.3f}" if isinstance(value, float) else str(value)
-        print(f"{name}: {shown}")
+    for title, names in grouped(out.values):
+        print(f"# {title}")
+        for name in names:
+            value = out.values[name]
+            shown = f"{value:.3f}" if isinstance(value, float) else str(value)
+            print(f"{name}: {shown}")
     if args.fit:
         print("\n# fitted constants for calibration.py")
         for name, value in out.constants.items():

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from convoeval.judges.offline import Embedder
+import pytest
+
+from convoeval.judges.offline import Embedder, OfflineKit
 from convoeval.judges.offline.relevance_features import (
     FEATURE_NAMES,
     relevance_features,
@@ -37,3 +39,35 @@ def test_feature_matrix_shape_and_empty_input(embedder: Embedder) -> None:
 def test_word_overlap_ignores_function_words() -> None:
     assert word_overlap("the warranty of the laptop", "a laptop warranty") == 1.0
     assert word_overlap("the and of", "is it") == 0.0
+
+
+def test_the_kit_scores_relevance_with_the_feature_model(kit: OfflineKit) -> None:
+    windows = [
+        Window.of([("Hi", "Hello! How can I help?")], QUESTION, "It has a two-year warranty."),
+        Window.of([], QUESTION, "Standard shipping takes 3 to 5 business days."),
+    ]
+    assert kit.relevance_scores(windows) == relevance_probabilities(windows, kit.embed)
+
+
+def test_question_answer_and_repeat_features(embedder: Embedder) -> None:
+    history = [("Do you like cats?", "Yes, I love cats.")]
+    windows = [
+        Window.of(history, "Do you have one?", "Yes, a tabby called Max."),
+        Window.of(history, "Do you have one?", "What is your favourite food?"),
+        Window.of(history, "Tell me more.", "Yes, I love cats."),
+    ]
+    feats = relevance_features(windows, embedder.embed)
+    column = {name: feats[:, k].tolist() for k, name in enumerate(FEATURE_NAMES)}
+    assert column["yes_no_answer"] == [1.0, 0.0, 0.0]
+    assert column["question_for_question"] == [0.0, 1.0, 0.0]
+    assert column["exact_repeat"] == [0.0, 0.0, 1.0]
+
+
+def test_a_window_without_earlier_turns_reads_its_input_in_their_place(
+    embedder: Embedder,
+) -> None:
+    # Where a reply stands in the conversation is not a feature: with no history, the
+    # history cosine is the input cosine.
+    feats = relevance_features([Window.of([], QUESTION, "Two years.")], embedder.embed)[0]
+    history = feats[FEATURE_NAMES.index("cos_history")]
+    assert history == pytest.approx(feats[FEATURE_NAMES.index("cos_input")], abs=1e-6)

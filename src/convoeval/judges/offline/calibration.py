@@ -7,15 +7,15 @@ records the figures they give. Bump `CALIBRATION_VERSION` whenever a value or a 
 from __future__ import annotations
 
 #: Goes into `OfflineJudge.describe()` and so into results and cache keys.
-CALIBRATION_VERSION = "2026-12-01.2"
+CALIBRATION_VERSION = "2026-12-01.3"
 
 #: The kit re-centres every score so that its decision threshold maps to 0.5 (monotone, so AUROC
 #: and rankings are unchanged): `score >= 0.5` is the shipped verdict for every primitive.
 
 #: Refusal: logistic weights over `refusal.FEATURE_NAMES`, bias, and the decision threshold.
-REFUSAL_WEIGHTS: tuple[float, ...] = (4.0919, 0.2945, 1.7933, 3.6104, 1.3302, 3.8341)
-REFUSAL_BIAS = -3.1285
-REFUSAL_THRESHOLD = 0.408
+REFUSAL_WEIGHTS: tuple[float, ...] = (4.0899, 0.2927, 1.7923, 3.6105, 1.3304, 3.8515)
+REFUSAL_BIAS = -3.1301
+REFUSAL_THRESHOLD = 0.4079
 
 #: Scope: softmax temperature, background-overlap cut-off, and the threshold on P(allowed) with
 #: the list's prior odds divided out (see `scope.scope_probabilities`).
@@ -23,14 +23,12 @@ SCOPE_TEMPERATURE = 0.07
 SCOPE_OVERLAP = 0.7
 SCOPE_THRESHOLD = 0.6664
 
-#: Relevance: weight of the window context in the similarity, and its logistic centre (the
-#: threshold) and scale. Refitted in 2026-12-01.2, when the window vector became the mean of its
-#: texts' vectors (`relevance.relevance_similarity`; was 0.2074 and 0.0978 for the joined text).
-RELEVANCE_CONTEXT_WEIGHT = 0.5
-RELEVANCE_CENTER = 0.2494
-RELEVANCE_SCALE = 0.109
-
-#: Relevance from features (`relevance_features.FEATURE_NAMES`): logistic weights and bias,
-#: decision at P = 0.5.
-RELEVANCE_FEATURE_WEIGHTS: tuple[float, ...] = (4.2542, 4.2325, 2.1023, -2.1747, 0.8448)
-RELEVANCE_FEATURE_BIAS = -2.5954
+#: Relevance (`relevance_features.FEATURE_NAMES`): logistic weights and bias fitted on the DBDC3
+#: majority turns (features standardised for the fit, the weights given for the raw ones), and
+#: the threshold on P(relevant) with the best agreement there (the kit re-centres it to 0.5).
+RELEVANCE_FEATURE_WEIGHTS: tuple[float, ...] = (
+    14.165, -5.7044, 1.2815, -0.1865, 1.5707, -1.6242, 2.3556, -11.9501, 0.1726, -3.8962,
+    10.5266,
+)  # fmt: skip
+RELEVANCE_FEATURE_BIAS = -4.2964
+RELEVANCE_FEATURE_THRESHOLD = 0.4747

@@ -11,7 +11,8 @@ import numpy as np
 from convoeval.judges.offline import calibration as cal
 from convoeval.judges.offline.embedder import MODEL_NAME, Embedder, FloatArray, get_embedder
 from convoeval.judges.offline.refusal import localise, logistic, refusal_features
-from convoeval.judges.offline.relevance import Window, relevance_similarity, squash
+from convoeval.judges.offline.relevance import Window
+from convoeval.judges.offline.relevance_features import relevance_probabilities
 from convoeval.judges.offline.scope import scope_probabilities
 from convoeval.judges.offline.segment import Request, segment_requests
 
@@ -89,10 +90,7 @@ class OfflineKit:
 
     def relevance_scores(self, windows: Sequence[Window]) -> list[float]:
         """P(the window's final reply is relevant to its input, given the window) per window."""
-        sims = relevance_similarity(
-            list(windows), self.embed, context_weight=cal.RELEVANCE_CONTEXT_WEIGHT
-        )
-        return squash(sims, cal.RELEVANCE_CENTER, cal.RELEVANCE_SCALE)
+        return relevance_probabilities(list(windows), self.embed)
 
     def is_relevant(self, windows: Sequence[Window]) -> list[bool]:
         """Relevance verdicts at the shipped threshold."""
