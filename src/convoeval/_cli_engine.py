@@ -33,6 +33,14 @@ _ENGINE_DECORATORS = (
         metavar="N",
         help="With --engine ray: workers (one CPU each; default: every CPU of the cluster).",
     ),
+    click.option(
+        "--ray-block-size",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help="With --engine ray: records per block sent to a worker (default: 32, or 4 per "
+        "request slot of a worker if more).",
+    ),
 )
 
 
@@ -43,7 +51,13 @@ def ENGINE_OPTIONS(command: F) -> F:
     return command
 
 
-def engine_options(engine: str, ray_address: str | None, ray_workers: int | None) -> dict[str, Any]:
-    """The `evaluate` keywords of the engine options (none for a local run without Ray ones)."""
-    given = {"ray_address": ray_address, "ray_workers": ray_workers}
+def engine_options(
+    engine: str, ray_address: str | None, ray_workers: int | None, ray_block_size: int | None
+) -> dict[str, Any]:
+    """The `evaluate` keywords of the engine options (the Ray ones only when given)."""
+    given = {
+        "ray_address": ray_address,
+        "ray_workers": ray_workers,
+        "ray_block_size": ray_block_size,
+    }
     return {"engine": engine, **{k: v for k, v in given.items() if v is not None}}

@@ -263,6 +263,7 @@ def run(
     engine: str,
     ray_address: str | None,
     ray_workers: int | None,
+    ray_block_size: int | None,
     quiet: bool,
 ) -> None:
     """Score every conversation of DATA and write one results row per record.
@@ -327,7 +328,7 @@ def run(
             thresholds=limits,
             repeat=repeat,
             show_progress=not quiet,
-            **engine_options(engine, ray_address, ray_workers),
+            **engine_options(engine, ray_address, ray_workers, ray_block_size),
         )
         gate = result.gate(gates, mode, pass_rate)
     except ConvoevalError as exc:
