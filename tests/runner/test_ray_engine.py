@@ -26,9 +26,10 @@ import pytest
 from _runner_samples import tool_sample, write_jsonl
 
 from convoeval import evaluate
-from convoeval.judges import OpenAIJudge
+from convoeval.judges import FakeJudge, OpenAIJudge
 from convoeval.judges.endpoints import EndpointRegistry
 from convoeval.runner._plan import UsageError
+from convoeval.runner._ray_engine import RayEngineError
 from convoeval.runner._ray_worker import build, recipe, shares
 
 SKIP_RAY = "CONVOEVAL_SKIP_RAY"
@@ -120,6 +121,21 @@ def test_worker_limits_add_up_to_the_driver_limits() -> None:
     assert a._limiter is b._limiter and a.concurrency == 5  # 16 = 6 + 5 + 5
     assert c._limiter is not a._limiter and c.concurrency == 1  # 5 = 2 + 2 + 1
     assert (a.model, c.base_url, a.cache) == ("a", url, None)
+
+
+def test_a_judge_that_cannot_be_sent_to_workers_is_a_clear_error(
+    ray_address: str, tmp_path: Path
+) -> None:
+    with pytest.raises(RayEngineError, match=r"cannot be sent to Ray workers .*FakeJudge"):
+        evaluate(
+            [tool_sample(0)],
+            ["conversation_relevancy"],
+            FakeJudge({}),
+            output=tmp_path / "out.jsonl",
+            show_progress=False,
+            engine="ray",
+        )
+    assert (tmp_path / "out.jsonl").read_text() == ""  # nothing scored, nothing written
 
 
 def test_rows_match_a_local_run_in_input_order(ray_address: str, tmp_path: Path) -> None:

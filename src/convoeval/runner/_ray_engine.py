@@ -143,7 +143,7 @@ class RayEngine:
                 )
             workers = min([workers, *limits.values()])  # every worker needs a request slot
             block = options.get("ray_block_size") or max(
-                DEFAULT_BLOCK, *(4 * limit // workers for limit in limits.values())
+                [DEFAULT_BLOCK, *(4 * limit // workers for limit in limits.values())]
             )
             remote = ray.remote(Worker).options(
                 num_cpus=1, max_restarts=RESTARTS, max_task_retries=RESTARTS
@@ -151,10 +151,18 @@ class RayEngine:
             uses_main = [j is not None and j is plan.main for j in plan.per_metric]
             repeat = options.get("repeat") or 1
             raising = bool(options.get("raise_exceptions", False))
-            actors = [
-                remote.remote(list(metrics), main, uses_main, share, repeat, raising)
-                for share in shares(limits, workers)
-            ]
+            try:
+                actors = [
+                    remote.remote(list(metrics), main, uses_main, share, repeat, raising)
+                    for share in shares(limits, workers)
+                ]
+            except Exception as exc:  # pickling: a judge object or metric holding a lock
+                why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise RayEngineError(
+                    f"the run's metrics and judge cannot be sent to Ray workers ({why}); give "
+                    "the judge as a spec ('offline', 'openai/MODEL'), an OpenAIJudge or a panel "
+                    "of them"
+                ) from exc
             engine = cls(ray, actors, block, started)
             await engine._ready()
         except BaseException:

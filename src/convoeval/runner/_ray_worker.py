@@ -17,9 +17,9 @@ from convoeval._version import VERSION
 from convoeval.judges import Judge, JudgePanel
 from convoeval.judges.cache import JudgeCache, default_cache_dir
 from convoeval.judges.endpoints import EndpointRegistry
-from convoeval.judges.offline import Embedder, OfflineJudge, OfflineKit
 from convoeval.judges.openai_judge import OpenAIJudge
 from convoeval.metrics import Metric
+from convoeval.runner._plan import is_offline
 from convoeval.runner._ray_engine import Pending
 from convoeval.runner._repeats import score_repeated
 from convoeval.runner._schedule import score_record
@@ -35,10 +35,10 @@ def recipe(judge: Judge | None, limits: dict[str, int]) -> Recipe | None:
     `limit:<id>` or the endpoint's `shared:<endpoint>`)."""
     if judge is None:
         return None
-    if isinstance(judge, OfflineJudge):
-        return ("offline",)
     if isinstance(judge, JudgePanel):
         return ("panel", [recipe(m, limits) for m in judge.members])
+    if is_offline(judge):
+        return ("offline",)
     if isinstance(judge, OpenAIJudge):
         backend = judge._backend  # the settings it was made with, key included (never logged)
         shared = judge._limiter is judge.registry.shared_limiter(judge.endpoint)
@@ -80,7 +80,9 @@ def build(recipe_: Recipe | None, share: dict[str, int], registry: EndpointRegis
     if recipe_ is None:
         return None
     kind = recipe_[0]
-    if kind == "offline":
+    if kind == "offline":  # its own embedder, with the threads of this worker's CPUs
+        from convoeval.judges.offline import Embedder, OfflineJudge, OfflineKit
+
         threads = max(1, int(os.environ.get("OMP_NUM_THREADS") or 1))  # Ray sets it to num_cpus
         return OfflineJudge(OfflineKit(Embedder(threads=threads)))
     if kind == "panel":
