@@ -91,7 +91,7 @@ def check_options(options: Mapping[str, Any]) -> bool:
 def _connect(address: str | None) -> tuple[Any, bool]:
     """The `ray` module, connected (to `address`, else a local runtime); True if we started it."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no telemetry
-    if address is None and "ray" not in sys.modules:
+    if address is None and "ray" not in sys.modules and not os.environ.get("RAY_ADDRESS"):
         # A local runtime is a single machine: Ray then binds to 127.0.0.1, not the network.
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     import ray
