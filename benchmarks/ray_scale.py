@@ -60,6 +60,43 @@ class _Clock:
         return len(later) / max(self.times[-1] - first, 1e-9)
 
 
+class _WorkerCpu:
+    """CPU seconds used by the Ray worker processes (`ray::Worker...`), read from /proc every
+    0.2 s while a run goes (the last reading of each process counts: they exit at the end)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, float] = {}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.tick = os.sysconf("SC_CLK_TCK")
+
+    def __enter__(self) -> _WorkerCpu:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def _watch(self) -> None:
+        while not self.stop.is_set():
+            for entry in Path("/proc").iterdir():
+                if not entry.name.isdigit():
+                    continue
+                try:
+                    if not (entry / "cmdline").read_bytes().startswith(b"ray::Worker"):
+                        continue
+                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                self.seen[int(entry.name)] = (int(fields[11]) + int(fields[12])) / self.tick
+            self.stop.wait(0.2)
+
+    @property
+    def seconds(self) -> float:
+        return sum(self.seen.values())
+
+
 def relevancy(n: int, block: int | None) -> list[dict[str, Any]]:
     """Offline relevancy through Ray with 1 and 2 workers."""
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
@@ -76,8 +113,8 @@ def relevancy(n: int, block: int | None) -> list[dict[str, Any]]:
     try:
         for workers in (1, 2):
             clock = _Clock()
-            with tempfile.TemporaryDirectory(prefix="convoeval-ray-") as tmp:
-                started = time.perf_counter()
+            with tempfile.TemporaryDirectory(prefix="convoeval-ray-") as tmp, _WorkerCpu() as cpu:
+                started, driver = time.perf_counter(), time.process_time()
                 result = evaluate(
                     rows,
                     ["conversation_relevancy"],
@@ -88,7 +125,7 @@ def relevancy(n: int, block: int | None) -> list[dict[str, Any]]:
                     ray_workers=workers,
                     ray_block_size=block,
                 )
-                wall = time.perf_counter() - started
+                wall, driver = time.perf_counter() - started, time.process_time() - driver
             summary = result.summary()["conversation_relevancy"]
             steady = clock.steady()
             figures.append(
@@ -100,6 +137,8 @@ def relevancy(n: int, block: int | None) -> list[dict[str, Any]]:
                     "wall_s": round(wall, 1),
                     "conv_per_s": round(n / wall, 1),
                     "steady_conv_per_s": round(steady, 1),
+                    "worker_cpu_ms_per_conv": round(1000 * cpu.seconds / n, 1),
+                    "driver_cpu_ms_per_conv": round(1000 * driver / n, 1),
                     "load": os.getloadavg()[0],
                 }
             )

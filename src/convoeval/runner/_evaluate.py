@@ -135,7 +135,9 @@ async def aevaluate(
     confidence intervals (runner/_repeats.py, docs/repeats.md). Without `output` rows go to
     a temporary file owned by the result; with it an interrupted run resumes (`resume=True`),
     `overwrite=True` starts again and `retry_failed` re-scores only the failed (record,
-    metric) pairs. Raises a `ConvoevalError` (bad data,
+    metric) pairs. `engine="ray"` scores the records on Ray workers (`ray_address`,
+    `ray_workers`, `ray_block_size`; docs/scale.md), the rows written here as in a local run.
+    Raises a `ConvoevalError` (bad data,
     options or results file, unreachable judge) before any judge call; a pair that fails gives
     a failed result, unless `raise_exceptions`, which raises the first failure.
     """
