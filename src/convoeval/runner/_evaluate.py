@@ -137,9 +137,9 @@ async def aevaluate(
     `overwrite=True` starts again and `retry_failed` re-scores only the failed (record,
     metric) pairs. `engine="ray"` scores the records on Ray workers (`ray_address`,
     `ray_workers`, `ray_block_size`; docs/scale.md), the rows written here as in a local run.
-    Raises a `ConvoevalError` (bad data,
-    options or results file, unreachable judge) before any judge call; a pair that fails gives
-    a failed result, unless `raise_exceptions`, which raises the first failure.
+    Raises a `ConvoevalError` (bad data, options or results file, unreachable judge) before any
+    judge call; a pair that fails gives a failed result, unless `raise_exceptions`, which
+    raises the first failure.
     """
     given = [
         v for v in (samples, options.get("dataset"), options.get("test_cases")) if v is not None

@@ -89,9 +89,11 @@ def check_options(options: Mapping[str, Any]) -> bool:
 
 
 def _connect(address: str | None) -> tuple[Any, bool]:
-    """The `ray` module, connected (to `address`, else a local runtime); True if we started it."""
+    """The `ray` module, connected to `address` (else `RAY_ADDRESS`, else a local runtime
+    started for this run); True if this run started it."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no telemetry
-    if address is None and "ray" not in sys.modules and not os.environ.get("RAY_ADDRESS"):
+    target = address or os.environ.get("RAY_ADDRESS") or "local"
+    if target == "local" and "ray" not in sys.modules:
         # A local runtime is a single machine: Ray then binds to 127.0.0.1, not the network.
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     import ray
@@ -100,13 +102,13 @@ def _connect(address: str | None) -> tuple[Any, bool]:
         return ray, False
     try:
         ray.init(
-            address=address,
-            include_dashboard=False if address is None else None,
+            address=target,
+            include_dashboard=False if target == "local" else None,
             log_to_driver=False,
             logging_level=logging.WARNING,
         )
     except Exception as exc:  # ConnectionError, a bad address, a version mismatch
-        where = f"the Ray cluster at {address}" if address else "a local Ray runtime"
+        where = "a local Ray runtime" if target == "local" else f"the Ray cluster at {target}"
         raise RayEngineError(f"could not start or reach {where}: {exc}") from exc
     return ray, True
 
