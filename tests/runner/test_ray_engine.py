@@ -96,7 +96,8 @@ def test_engine_options_are_checked() -> None:
     samples = [tool_sample(0)]
     for options, message in (
         ({"engine": "spark"}, "engine must be 'local' or 'ray'"),
-        ({"ray_workers": 2}, "ray_workers only apply with engine='ray'"),
+        ({"ray_workers": 2}, r"ray_workers \(--ray-workers\): only with engine='ray'"),
+        ({"engine": "ray", "ray_address": "head-node"}, "must be HOST:PORT or ray://HOST:PORT"),
         ({"engine": "ray", "ray_block_size": 0}, "ray_block_size must be a whole number"),
     ):
         with pytest.raises(UsageError, match=message):

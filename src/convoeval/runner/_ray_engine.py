@@ -14,6 +14,7 @@ import asyncio
 import importlib.util
 import logging
 import os
+import socket
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,8 @@ BLOCKS_PER_WORKER = 2
 RESTARTS = 3
 #: Seconds the workers have to start (a cluster without free CPUs would wait forever).
 START_TIMEOUT = 300.0
+#: Seconds to wait for a TCP connection to the cluster's address before giving up.
+CONNECT_TIMEOUT = 10.0
 _RAY_OPTIONS = ("ray_address", "ray_workers", "ray_block_size")
 
 
@@ -73,8 +76,11 @@ def check_options(options: Mapping[str, Any]) -> bool:
     given = [key for key in _RAY_OPTIONS if options.get(key) is not None]
     if engine == "local":
         if given:
-            raise UsageError(f"{', '.join(given)} only apply with engine='ray' (--engine ray)")
+            flags = ", ".join(f"{key} (--{key.replace('_', '-')})" for key in given)
+            raise UsageError(f"{flags}: only with engine='ray' (--engine ray)")
         return False
+    if options.get("ray_address") is not None:
+        _host_port(str(options["ray_address"]))
     for key in ("ray_workers", "ray_block_size"):
         value = options.get(key)
         if value is not None and (
@@ -100,6 +106,8 @@ def _connect(address: str | None) -> tuple[Any, bool]:
 
     if ray.is_initialized():
         return ray, False
+    if target != "local":
+        _check_reachable(target)
     try:
         ray.init(
             address=target,
@@ -111,6 +119,23 @@ def _connect(address: str | None) -> tuple[Any, bool]:
         where = "a local Ray runtime" if target == "local" else f"the Ray cluster at {target}"
         raise RayEngineError(f"could not start or reach {where}: {exc}") from exc
     return ray, True
+
+
+def _host_port(address: str) -> tuple[str, int]:
+    """HOST and PORT of `HOST:PORT` or `ray://HOST:PORT`; a `UsageError` for anything else."""
+    host, _, port = address.rpartition("://")[2].rpartition(":")
+    if not host or not port.isdigit():
+        raise UsageError(f"the Ray address must be HOST:PORT or ray://HOST:PORT, not {address!r}")
+    return host.strip("[]"), int(port)
+
+
+def _check_reachable(address: str) -> None:
+    """Fail at once, naming the address, when nothing listens there (Ray itself would retry
+    for minutes)."""
+    try:
+        socket.create_connection(_host_port(address), timeout=CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        raise RayEngineError(f"cannot reach the Ray cluster at {address}: {exc}") from None
 
 
 class RayEngine:
