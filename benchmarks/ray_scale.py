@@ -61,16 +61,20 @@ class _Clock:
 
 
 class _WorkerCpu:
-    """CPU seconds used by the Ray worker processes (`ray::Worker...`), read from /proc every
-    0.2 s while a run goes (the last reading of each process counts: they exit at the end)."""
+    """CPU seconds used by the Ray worker processes (`ray::Worker...`) during a run, read from
+    /proc every 0.2 s (the last reading of each process counts: they exit at the end); a worker
+    process of an earlier run still exiting counts only what it used after the start."""
 
     def __init__(self) -> None:
         self.seen: dict[int, float] = {}
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._watch, daemon=True)
         self.tick = os.sysconf("SC_CLK_TCK")
+        self.before: dict[int, float] = {}
 
     def __enter__(self) -> _WorkerCpu:
+        self._read()
+        self.before, self.seen = self.seen, {}
         self.thread.start()
         return self
 
@@ -80,21 +84,24 @@ class _WorkerCpu:
 
     def _watch(self) -> None:
         while not self.stop.is_set():
-            for entry in Path("/proc").iterdir():
-                if not entry.name.isdigit():
-                    continue
-                try:
-                    if not (entry / "cmdline").read_bytes().startswith(b"ray::Worker"):
-                        continue
-                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                except OSError:
-                    continue
-                self.seen[int(entry.name)] = (int(fields[11]) + int(fields[12])) / self.tick
+            self._read()
             self.stop.wait(0.2)
+
+    def _read(self) -> None:
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                if not (entry / "cmdline").read_bytes().startswith(b"ray::Worker"):
+                    continue
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            self.seen[int(entry.name)] = (int(fields[11]) + int(fields[12])) / self.tick
 
     @property
     def seconds(self) -> float:
-        return sum(self.seen.values())
+        return sum(cpu - self.before.get(pid, 0.0) for pid, cpu in self.seen.items())
 
 
 def relevancy(n: int, block: int | None) -> list[dict[str, Any]]:
