@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -102,6 +103,21 @@ def test_engine_options_are_checked() -> None:
     ):
         with pytest.raises(UsageError, match=message):
             evaluate(samples, ["tool_call_accuracy"], show_progress=False, **options)  # type: ignore[arg-type]
+
+
+def test_an_unreachable_ray_address_is_an_error_at_once(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    data = write_jsonl(tmp_path / "d.jsonl", [tool_sample(0)])
+    command = [
+        sys.executable, "-m", "convoeval.cli", "run", str(data), "-m", "tool_call_accuracy",
+        "-o", str(tmp_path / "out.jsonl"), "--engine", "ray", "--ray-address", f"127.0.0.1:{port}",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert f"error: cannot reach the Ray cluster at 127.0.0.1:{port}" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_worker_limits_add_up_to_the_driver_limits() -> None:
