@@ -250,7 +250,7 @@ def test_a_killed_ray_run_resumes_without_asking_again_for_written_rows(
     ray_address: str, tmp_path: Path, fault_server: Any
 ) -> None:
     fault_server.reply(RELEVANT, delay=0.05).forever()
-    data = _questions(40, tmp_path / "d.jsonl")
+    data = _questions(60, tmp_path / "d.jsonl")
     out = tmp_path / "out.jsonl"
     command = [
         sys.executable, "-m", "convoeval.cli", "run", str(data), "-m", "conversation_relevancy",
@@ -270,7 +270,7 @@ def test_a_killed_ray_run_resumes_without_asking_again_for_written_rows(
     assert process.returncode == -signal.SIGKILL, stderr.decode()
     complete = out.read_bytes().split(b"\n")[:-1]  # a partial last row is cut off on resume
     written = {json.loads(line)["index"] for line in complete}
-    assert 6 <= len(written) < 40
+    assert 6 <= len(written) < 60
     before = len(fault_server.bodies)
     result = evaluate(
         data,
@@ -286,6 +286,6 @@ def test_a_killed_ray_run_resumes_without_asking_again_for_written_rows(
     )
     again = {_asked(b) for b in fault_server.bodies[before:] if b}
     assert not again & written
-    assert again | written == set(range(40))
-    assert [r["index"] for r in _rows(out)] == list(range(40))
-    assert result.summary()["conversation_relevancy"]["scored"] == 40
+    assert again | written == set(range(60))
+    assert [r["index"] for r in _rows(out)] == list(range(60))
+    assert result.summary()["conversation_relevancy"]["scored"] == 60
