@@ -9,6 +9,7 @@ import click
 
 from convoeval._cli_agree import agree_command
 from convoeval._cli_batch import batch_command
+from convoeval._cli_engine import ENGINE_OPTIONS, engine_options
 from convoeval._cli_options import (
     GATE_OPTION,
     JUDGE_OPTIONS,
@@ -231,6 +232,7 @@ def list_metrics() -> None:
     help="Re-score only the failed (record, metric) pairs of the results file.",
 )
 @TRIALS_OPTION
+@ENGINE_OPTIONS
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines or notes.")
 def run(
     data: Path,
@@ -260,6 +262,10 @@ def run(
     overwrite: bool,
     retry_failed: bool,
     trials: str | None,
+    engine: str,
+    ray_address: str | None,
+    ray_workers: int | None,
+    ray_block_size: int | None,
     quiet: bool,
 ) -> None:
     """Score every conversation of DATA and write one results row per record.
@@ -325,6 +331,7 @@ def run(
             thresholds=limits,
             repeat=repeat,
             show_progress=not quiet,
+            **engine_options(engine, ray_address, ray_workers, ray_block_size),
         )
         gate = result.gate(gates, mode, pass_rate)
     except ConvoevalError as exc:

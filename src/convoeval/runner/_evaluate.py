@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
@@ -21,7 +21,7 @@ from typing import Any, TypedDict, Unpack
 from convoeval._sync import run_sync
 from convoeval._version import VERSION
 from convoeval.metrics import Metric
-from convoeval.runner import _batch_run
+from convoeval.runner import _batch_run, _ray_engine
 from convoeval.runner._inputs import IN_MEMORY, Item, SamplesLike, Scan, Source
 from convoeval.runner._lock import RunLock, check_writable
 from convoeval.runner._plan import (
@@ -45,7 +45,7 @@ from convoeval.runner._resume import (
     prepare,
     write_meta,
 )
-from convoeval.runner._schedule import Job, score_record
+from convoeval.runner._schedule import score_record
 from convoeval.runner.progress import Progress, make_progress
 from convoeval.runner.results import Aggregates, EvaluationResult
 from convoeval.runner.rows import ResultRow, RunMeta
@@ -97,6 +97,10 @@ class RunOptions(TypedDict, total=False):
     thresholds: Mapping[str, float] | None
     repeat: int | None
     prices: Mapping[str, tuple[float, float]] | None
+    engine: str
+    ray_address: str | None
+    ray_workers: int | None
+    ray_block_size: int | None
 
 
 def evaluate(
@@ -134,9 +138,11 @@ async def aevaluate(
     confidence intervals (runner/_repeats.py, docs/repeats.md). Without `output` rows go to
     a temporary file owned by the result; with it an interrupted run resumes (`resume=True`),
     `overwrite=True` starts again and `retry_failed` re-scores only the failed (record,
-    metric) pairs. Raises a `ConvoevalError` (bad data,
-    options or results file, unreachable judge) before any judge call; a pair that fails gives
-    a failed result, unless `raise_exceptions`, which raises the first failure.
+    metric) pairs. `engine="ray"` scores the records on Ray workers (`ray_address`,
+    `ray_workers`, `ray_block_size`; docs/scale.md), the rows written here as in a local run.
+    Raises a `ConvoevalError` (bad data, options or results file, unreachable judge) before any
+    judge call; a pair that fails gives a failed result, unless `raise_exceptions`, which
+    raises the first failure.
     """
     given = [
         v for v in (samples, options.get("dataset"), options.get("test_cases")) if v is not None
@@ -152,8 +158,11 @@ async def aevaluate(
         raise UsageError(f"repeat must be a whole number, not {repeat!r}")
     if repeat is not None and repeat < 1:
         raise UsageError(f"repeat must be at least 1, not {repeat}")
+    on_ray = _ray_engine.check_options(options)
     if not options.get("batch"):
         options.pop("batch", None)  # batch=False is the default, not a judge setting
+    elif on_ray:
+        raise UsageError("batch=True (--batch) runs on the local engine only, not engine='ray'")
     named = sorted(name for name in _JUDGE_OPTIONS if options.get(name) is not None)
     specs = judge if isinstance(judge, list | tuple) else [judge]
     if named and any(one is not None and not isinstance(one, str) for one in specs):
@@ -251,12 +260,15 @@ async def _evaluate(
                     shown.advance()
 
             try:
-                await rows.run(
-                    path,
-                    _jobs(source.items(), rows, path, chosen, plan, options),
-                    on_row,
-                    window=_batch_run.window(batching) or _window(concurrency, plan),
-                )
+                if _ray_engine.check_options(options) and rows.to_score(scan.valid):
+                    await _on_ray(rows, path, source, chosen, plan, options, on_row)
+                else:
+                    await rows.run(
+                        path,
+                        _jobs(source.items(), rows, path, chosen, plan, options),
+                        on_row,
+                        window=_batch_run.window(batching) or _window(concurrency, plan),
+                    )
             finally:
                 shown.close()
             meta["completed"] = now()
@@ -271,6 +283,24 @@ async def _evaluate(
     finally:
         await plan.close_clients(chosen)
     return EvaluationResult(path, meta, aggregates, prices=options.get("prices"), owned_dir=owned)
+
+
+async def _on_ray(
+    rows: RowPlan,
+    path: Path,
+    source: Source,
+    metrics: Sequence[Metric],
+    plan: JudgePlan,
+    options: RunOptions,
+    on_row: Callable[[ResultRow], None],
+) -> None:
+    """Score on Ray workers: the same jobs, each record to score sent in a block."""
+    engine = await _ray_engine.RayEngine.start(metrics, plan, options)
+    try:
+        jobs = _jobs(source.items(), rows, path, metrics, plan, options, _ray_engine.pending)
+        await rows.run(path, engine.blocks(jobs), on_row, window=engine.window)
+    finally:
+        await engine.close()
 
 
 def _plain(value: Any) -> Any:
@@ -339,11 +369,14 @@ def _jobs(
     metrics: Sequence[Metric],
     plan: JudgePlan,
     options: RunOptions,
-) -> Iterator[Job]:
-    """Per record to write: its kept row, or the scoring of all or only its failed metrics."""
+    score: Callable[..., Any] | None = None,
+) -> Iterator[Any]:
+    """Per record to write: its kept row, or the scoring of all or only its failed metrics
+    (by `score`, default the local scorer)."""
     raising = options.get("raise_exceptions", False)
     repeat = options.get("repeat") or 1
-    score = score_record if repeat == 1 else partial(score_repeated, repeat=repeat)
+    if score is None:
+        score = score_record if repeat == 1 else partial(score_repeated, repeat=repeat)
     old = iter_rows(path) if rows.retry else iter(())
     for item in items:
         previous = rows.redo.get(item.index)

@@ -1,0 +1,291 @@
+"""The Ray engine on a real local Ray runtime (one per test session, 127.0.0.1 only, no dashboard,
+no usage stats): rows identical to a local run and in input order, the endpoint limit shared by
+the workers, a worker killed mid-run (replaced, its blocks run again), and a killed
+`convoeval run --engine ray` resumed with no request repeated for a written row.
+
+Ray is in the test extra, so a missing Ray fails these tests (CONVOEVAL_SKIP_RAY=1 skips them on
+purpose, with that reason)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from _runner_samples import tool_sample, write_jsonl
+
+from convoeval import evaluate
+from convoeval.judges import FakeJudge, OpenAIJudge
+from convoeval.judges.endpoints import EndpointRegistry
+from convoeval.runner._plan import UsageError
+from convoeval.runner._ray_engine import RayEngineError
+from convoeval.runner._ray_worker import build, recipe, shares
+
+SKIP_RAY = "CONVOEVAL_SKIP_RAY"
+#: What the fault server answers for a one-exchange conversation_relevancy record.
+RELEVANT = {"verdicts": [{"exchange": 0, "relevant": True, "reason": ""}]}
+
+
+def _import_ray() -> ModuleType:
+    try:
+        import ray
+    except ImportError as exc:
+        if os.environ.get(SKIP_RAY) == "1":
+            pytest.skip(f"{SKIP_RAY}=1 and ray cannot be imported: {exc}")
+        pytest.fail(
+            f"ray cannot be imported ({exc}); it is in the test extra (pip install -e '.[test]'); "
+            f"set {SKIP_RAY}=1 to skip the Ray tests on purpose",
+            pytrace=False,
+        )
+    return ray
+
+
+@pytest.fixture(scope="session")
+def ray_address(_isolated_cache_dir: Path) -> Iterator[str]:
+    """The GCS address of the session's local Ray runtime (2 CPUs, bound to 127.0.0.1)."""
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # a single machine: loopback only
+    ray = _import_ray()
+    ray.init(
+        num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING
+    )
+    address = str(ray.get_runtime_context().gcs_address)
+    assert address.startswith("127.0.0.1:"), address
+    yield address
+    ray.shutdown()
+
+
+def _questions(n: int, path: Path) -> Path:
+    """`n` one-exchange conversations, record i asking 'question i: ...'."""
+    records = [
+        {
+            "id": f"q{i}",
+            "user_input": [
+                {"type": "human", "content": f"question {i}: what is the status?"},
+                {"type": "ai", "content": f"answer {i}: all good"},
+            ],
+        }
+        for i in range(n)
+    ]
+    return write_jsonl(path, records)
+
+
+def _asked(body: dict[str, Any]) -> int:
+    text = " ".join(str(m.get("content")) for m in body["messages"])
+    found = re.search(r"question (\d+):", text)
+    assert found is not None
+    return int(found.group(1))
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_engine_options_are_checked() -> None:
+    samples = [tool_sample(0)]
+    for options, message in (
+        ({"engine": "spark"}, "engine must be 'local' or 'ray'"),
+        ({"ray_workers": 2}, r"ray_workers \(--ray-workers\): only with engine='ray'"),
+        ({"engine": "ray", "ray_address": "head-node"}, "must be HOST:PORT or ray://HOST:PORT"),
+        ({"engine": "ray", "ray_block_size": 0}, "ray_block_size must be a whole number"),
+    ):
+        with pytest.raises(UsageError, match=message):
+            evaluate(samples, ["tool_call_accuracy"], show_progress=False, **options)  # type: ignore[arg-type]
+
+
+def test_an_unreachable_ray_address_is_an_error_at_once(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    data = write_jsonl(tmp_path / "d.jsonl", [tool_sample(0)])
+    command = [
+        sys.executable, "-m", "convoeval.cli", "run", str(data), "-m", "tool_call_accuracy",
+        "-o", str(tmp_path / "out.jsonl"), "--engine", "ray", "--ray-address", f"127.0.0.1:{port}",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert f"error: cannot reach the Ray cluster at 127.0.0.1:{port}" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_worker_limits_add_up_to_the_driver_limits() -> None:
+    """Two judges sharing an endpoint's default limit keep sharing one limiter on a worker,
+    a judge with its own limit keeps its own, and the workers' parts add up to each limit."""
+    registry = EndpointRegistry()
+    url = "http://127.0.0.1:9/v1"
+    shared_a = OpenAIJudge("a", base_url=url, registry=registry, cache=False)
+    shared_b = OpenAIJudge("b", base_url=url, registry=registry, cache=False)
+    own = OpenAIJudge("c", base_url=url, registry=registry, cache=False, concurrency=5)
+    limits: dict[str, int] = {}
+    made = [recipe(judge, limits) for judge in (shared_a, shared_b, own)]
+    assert sorted(limits.values()) == [5, 16]
+    parts = shares(limits, 3)
+    assert [sum(part[key] for part in parts) for key in limits] == list(limits.values())
+    worker = EndpointRegistry()
+    a, b, c = (build(one, parts[2], worker) for one in made)
+    assert a._limiter is b._limiter and a.concurrency == 5  # 16 = 6 + 5 + 5
+    assert c._limiter is not a._limiter and c.concurrency == 1  # 5 = 2 + 2 + 1
+    assert (a.model, c.base_url, a.cache) == ("a", url, None)
+
+
+def test_a_judge_that_cannot_be_sent_to_workers_is_a_clear_error(
+    ray_address: str, tmp_path: Path
+) -> None:
+    with pytest.raises(RayEngineError, match=r"cannot be sent to Ray workers .*FakeJudge"):
+        evaluate(
+            [tool_sample(0)],
+            ["conversation_relevancy"],
+            FakeJudge({}),
+            output=tmp_path / "out.jsonl",
+            show_progress=False,
+            engine="ray",
+        )
+    assert (tmp_path / "out.jsonl").read_text() == ""  # nothing scored, nothing written
+
+
+def test_rows_match_a_local_run_in_input_order(ray_address: str, tmp_path: Path) -> None:
+    samples = [tool_sample(i, right=i % 3 != 0) for i in range(60)]
+    metrics = ["tool_call_accuracy", "tool_call_f1"]
+    local = evaluate(samples, metrics, output=tmp_path / "local.jsonl", show_progress=False)
+    remote = evaluate(
+        samples,
+        metrics,
+        output=tmp_path / "ray.jsonl",
+        show_progress=False,
+        engine="ray",
+        ray_workers=2,
+        ray_block_size=7,  # blocks finish out of order across the two workers
+    )
+    keys = ("index", "id", "where", "scores", "reasons", "details", "errors", "sample")
+    ours, theirs = _rows(tmp_path / "ray.jsonl"), _rows(tmp_path / "local.jsonl")
+    assert [r["index"] for r in ours] == list(range(60))
+    assert [{k: r[k] for k in keys} for r in ours] == [{k: r[k] for k in keys} for r in theirs]
+    assert remote.summary() == local.summary()
+    assert remote.meta["metrics"] == local.meta["metrics"]
+
+
+class _KillAWorker:
+    """Progress that kills one Ray worker process (SIGKILL) when the 6th row is written."""
+
+    def __init__(self) -> None:
+        self.written = 0
+        self.killed: int | None = None
+
+    def start(self, total: int, done: int) -> None:
+        pass
+
+    def advance(self) -> None:
+        self.written += 1
+        if self.written == 6:
+            self.killed = _worker_pids()[0]
+            os.kill(self.killed, signal.SIGKILL)
+
+    def close(self) -> None:
+        pass
+
+
+def _worker_pids() -> list[int]:
+    """Processes of the engine's Ray actors (their title is `ray::Worker...`)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if command.startswith(b"ray::Worker"):
+                found.append(int(entry.name))
+    return sorted(found)
+
+
+def test_workers_share_the_endpoint_limit_and_a_killed_one_is_replaced(
+    ray_address: str, tmp_path: Path, fault_server: Any
+) -> None:
+    """Two workers get 2 + 2 of the limit of 4 (each alone would send up to 8: two blocks of 4
+    records); one is killed after the 6th row, Ray starts another that re-runs its blocks, and
+    every row is written once."""
+    fault_server.reply(RELEVANT, delay=0.05).forever()
+    data = _questions(40, tmp_path / "d.jsonl")
+    progress = _KillAWorker()
+    result = evaluate(
+        data,
+        ["conversation_relevancy"],
+        "openai/test-model",
+        base_url=fault_server.url,
+        cache=False,
+        max_concurrency=4,
+        output=tmp_path / "out.jsonl",
+        progress=progress,
+        engine="ray",
+        ray_workers=2,
+        ray_block_size=4,
+    )
+    assert progress.killed is not None and progress.written == 40
+    with pytest.raises(ProcessLookupError):
+        os.kill(progress.killed, 0)  # that worker is gone; Ray started another and re-ran its block
+    rows = _rows(tmp_path / "out.jsonl")
+    assert [r["index"] for r in rows] == list(range(40))
+    assert all(r["scores"]["conversation_relevancy"] == 1.0 and not r["errors"] for r in rows)
+    assert result.summary()["conversation_relevancy"]["scored"] == 40
+    # (a request the killed worker was sending arrives without its body)
+    asked = Counter(_asked(b) for b in fault_server.bodies if b)
+    assert set(asked) == set(range(40))  # at most the killed worker's blocks were asked twice
+    assert sum(asked.values()) - 40 <= 2 * 4 * 2
+    assert fault_server.peak <= 4
+
+
+def test_a_killed_ray_run_resumes_without_asking_again_for_written_rows(
+    ray_address: str, tmp_path: Path, fault_server: Any
+) -> None:
+    fault_server.reply(RELEVANT, delay=0.05).forever()
+    data = _questions(60, tmp_path / "d.jsonl")
+    out = tmp_path / "out.jsonl"
+    command = [
+        sys.executable, "-m", "convoeval.cli", "run", str(data), "-m", "conversation_relevancy",
+        "--judge", "openai/test-model", "--base-url", fault_server.url, "--no-cache",
+        "--concurrency", "2", "-o", str(out), "-q",
+        "--engine", "ray", "--ray-address", ray_address, "--ray-workers", "2",
+        "--ray-block-size", "4",
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        if out.exists() and out.read_bytes().count(b"\n") >= 6:
+            break
+        time.sleep(0.05)
+    process.kill()
+    _, stderr = process.communicate()
+    assert process.returncode == -signal.SIGKILL, stderr.decode()
+    complete = out.read_bytes().split(b"\n")[:-1]  # a partial last row is cut off on resume
+    written = {json.loads(line)["index"] for line in complete}
+    assert 6 <= len(written) < 60
+    before = len(fault_server.bodies)
+    result = evaluate(
+        data,
+        ["conversation_relevancy"],
+        "openai/test-model",
+        base_url=fault_server.url,
+        cache=False,
+        max_concurrency=2,
+        output=out,
+        show_progress=False,
+        engine="ray",
+        ray_workers=2,
+    )
+    again = {_asked(b) for b in fault_server.bodies[before:] if b}
+    assert not again & written
+    assert again | written == set(range(60))
+    assert [r["index"] for r in _rows(out)] == list(range(60))
+    assert result.summary()["conversation_relevancy"]["scored"] == 60
