@@ -25,6 +25,18 @@ TOPIC_TEMPLATES: tuple[str, ...] = (
     "I have a {topic} question.",
 )
 
+#: More request-like phrasings (issue 17, round 2), written before any figure was measured with
+#: them: a topic is then matched by its closest phrasing, or by the mean of all of them.
+MORE_TEMPLATES: tuple[str, ...] = (
+    "{topic}",
+    "I need some help with something to do with {topic}.",
+    "Tell me about {topic}.",
+    "What should I know about {topic}?",
+    "I'm asking about {topic}.",
+    "My question is related to {topic}.",
+    "How does {topic} work?",
+)
+
 #: Everyday subjects a request may be about instead; written for this library, broad on purpose.
 BACKGROUND_TOPICS: tuple[str, ...] = (
     "sports",
