@@ -28,6 +28,8 @@ sys.path.insert(0, str(HERE))
 
 from _agreement_clinc import EXTRA_LISTS, FIT_LISTS  # noqa: E402
 from _agreement_dbdc3 import dbdc3_windows  # noqa: E402
+from _variants_refusal import refusal_variants  # noqa: E402
+from _variants_scope import scope_ranking_variants  # noqa: E402
 from _data import SHARED_DATA, missing_data  # noqa: E402
 from _embed_cache import DiskCachedEmbedder  # noqa: E402
 from _stats import (  # noqa: E402
@@ -235,12 +237,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("parts", nargs="*", help="relevance and/or scope (default: both)")
     parser.add_argument("--clinc", type=Path, default=SHARED_DATA / "clinc150_scope_dev.jsonl")
     parser.add_argument("--dbdc3", type=Path, default=SHARED_DATA / "dbdc3_breakdown_dev.jsonl")
+    parser.add_argument("--xstest", type=Path, default=SHARED_DATA / "xstest_refusal_dev.jsonl")
     args = parser.parse_args(argv)
-    parts = args.parts or ["relevance", "scope"]
-    if set(parts) - {"relevance", "scope"}:
-        parser.error(f"unknown part(s) {sorted(set(parts) - {'relevance', 'scope'})}")
+    known = ["relevance", "scope", "refusal", "scope_ranking"]
+    parts = args.parts or known
+    if set(parts) - set(known):
+        parser.error(f"unknown part(s) {sorted(set(parts) - set(known))}")
     if missing_data(
-        "offline_variants.py", [args.clinc, args.dbdc3], "labelled data", "--clinc/--dbdc3"
+        "offline_variants.py",
+        [args.clinc, args.dbdc3, args.xstest],
+        "labelled data",
+        "--clinc/--dbdc3/--xstest",
     ):
         return 2
     embedder = DiskCachedEmbedder()
@@ -249,6 +256,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             relevance(embedder, args.dbdc3)
         if "scope" in parts:
             scope_variants(embedder, args.clinc)
+        if "scope_ranking" in parts:
+            scope_ranking_variants(embedder.embed, args.clinc)
+        if "refusal" in parts:
+            refusal_variants(embedder.embed, args.xstest)
     finally:
         embedder.save()
     return 0
