@@ -5,6 +5,7 @@ hand-written refusal_styles.jsonl (fitted on every dev row, as shipping would)."
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -40,10 +41,9 @@ def sentences(reply: str) -> list[str]:
 
 _NEG = re.compile(r"\b(?:not|no|never|nor)\b|n't\b")
 _WORD = re.compile(r"[a-z0-9']+")
-_STOP = frozenset(
-    """the a an and or to of in on is are was were i you it that this what do does did be for
-    with my your me we they he she have has not no yes why how can should would could who""".split()
-)
+_STOP_TEXT = """the a an and or to of in on is are was were i you it that this what do does did be
+    for with my your me we they he she have has not no yes why how can should would could who"""
+_STOP = frozenset(_STOP_TEXT.split())
 
 
 def _content(text: str) -> set[str]:
@@ -77,11 +77,11 @@ def columns(
     bounds = np.cumsum([0] + [len(ss) for ss in per])
     for g, sims in group_sims.items():
         cols[f"{g}_margin_max"] = np.array(
-            [(sims - ans)[a:b].max() for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+            [(sims - ans)[a:b].max() for a, b in itertools.pairwise(bounds)]
         )
     decl = np.max(np.column_stack(list(group_sims.values())), axis=1)
     margin = decl - ans
-    spans = list(zip(bounds[:-1], bounds[1:], strict=True))
+    spans = list(itertools.pairwise(bounds))
     cols["any_margin_max"] = np.array([margin[a:b].max() for a, b in spans])
     cols["any_margin_mean"] = np.array([margin[a:b].mean() for a, b in spans])
     cols["any_margin_first"] = np.array([margin[a] for a, _ in spans])
@@ -166,8 +166,10 @@ def refusal_variants(embed: Callable[[Sequence[str]], Any], xstest_path: Any) ->
         w, b = fit_logistic(x[idx], y[idx].astype(np.float64))  # as agreement.py fits
         return w, b, best_threshold(sigmoid(x[idx] @ w + b), y[idx])
 
-    print("refusal feature set: .lomo (gpt4/llama2new/mistral); buried recall/kept; partial;"
-          " styles declines/answers kept")
+    print(
+        "refusal feature set: .lomo (gpt4/llama2new/mistral); buried recall/kept; partial;"
+        " styles declines/answers kept"
+    )
     for label, names in SETS.items():
         x = np.column_stack([dev[n] for n in names])
         xr = np.column_stack([rest[n] for n in names])

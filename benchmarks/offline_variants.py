@@ -28,8 +28,6 @@ sys.path.insert(0, str(HERE))
 
 from _agreement_clinc import EXTRA_LISTS, FIT_LISTS  # noqa: E402
 from _agreement_dbdc3 import dbdc3_windows  # noqa: E402
-from _variants_refusal import refusal_variants  # noqa: E402
-from _variants_scope import scope_ranking_variants  # noqa: E402
 from _data import SHARED_DATA, missing_data  # noqa: E402
 from _embed_cache import DiskCachedEmbedder  # noqa: E402
 from _stats import (  # noqa: E402
@@ -42,6 +40,8 @@ from _stats import (  # noqa: E402
     read_jsonl,
     spearman,
 )
+from _variants_refusal import refusal_variants  # noqa: E402
+from _variants_scope import scope_ranking_variants  # noqa: E402
 
 from convoeval import evaluate  # noqa: E402
 from convoeval.judges.offline import (  # noqa: E402
@@ -174,21 +174,24 @@ def scope_variants(embedder: DiskCachedEmbedder, clinc_path: Path) -> None:
     texts = [r["text"] for r in rows]
     lists = FIT_LISTS | EXTRA_LISTS
     labels = {n: np.array([r["domain"] in d for r in rows]) for n, (_, d) in lists.items()}
-    temp = cal.SCOPE_TEMPERATURE
-    background = scope.topic_vectors(scope.BACKGROUND_TOPICS, embedder.embed)
+    # These variants were measured on the score of calibration 2026-12-01.3 (43 background
+    # topics), and still are, so that their README figures reproduce.
+    own = scope.OWN_TOPICS
+    background = scope.topic_vectors(own, embedder.embed)
     # Probes: each background topic in two phrasings the scope templates do not use.
     probe_templates = ("I'd like to ask something about {topic}.", "Tell me about {topic}.")
     score: dict[str, F64] = {}
     adjust: dict[str, dict[str, float]] = {}
     for name, (topics, _) in lists.items():
-        probes = [t.format(topic=b) for b in scope.BACKGROUND_TOPICS for t in probe_templates]
+        probes = [t.format(topic=b) for b in own for t in probe_templates]
         logit = _logit(
             scope.scope_probabilities(
                 texts + probes,
                 list(topics),
                 embedder.embed,
-                temperature=temp,
+                temperature=0.07,
                 overlap=cal.SCOPE_OVERLAP,
+                background_topics=own,
             )
         )
         score[name], probe = logit[: len(texts)], logit[len(texts) :]
@@ -231,6 +234,14 @@ def _logit(p: Sequence[float]) -> F64:
     return out
 
 
+#: Scope ranking variants printed list by list too.
+DETAIL = (
+    "3 templates, mean vector (43 background, 2026-12-01.3)",
+    "background: the 43 + IAB tier 1 (65), overlap 0.7 (shipped in 2026-12-01.4)",
+    "background: IAB tier 1 alone (23), overlap 0.7",
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse arguments and print the variants asked for (both by default)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -257,7 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "scope" in parts:
             scope_variants(embedder, args.clinc)
         if "scope_ranking" in parts:
-            scope_ranking_variants(embedder.embed, args.clinc)
+            scope_ranking_variants(embedder.embed, args.clinc, DETAIL)
         if "refusal" in parts:
             refusal_variants(embedder.embed, args.xstest)
     finally:
