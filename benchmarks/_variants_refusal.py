@@ -96,11 +96,21 @@ def columns(
         [negated_restatement(r, q) for r, q in zip(replies, reqs, strict=True)]
     )
     cols["negated_restatement_half"] = (cols["negated_restatement"] >= 0.5).astype(np.float64)
+    names = refusal.FEATURE_NAMES
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            cols[f"{a}*{b}"] = cols[a] * cols[b]
     return cols
+
+
+PRODUCTS = tuple(
+    f"{a}*{b}" for i, a in enumerate(refusal.FEATURE_NAMES) for b in refusal.FEATURE_NAMES[i + 1 :]
+)
 
 
 SETS: dict[str, tuple[str, ...]] = {
     "shipped (6 features)": refusal.FEATURE_NAMES,
+    "+ the 15 pairwise products of the shipped six": (*refusal.FEATURE_NAMES, *PRODUCTS),
     "+ negated restatement of the request": (*refusal.FEATURE_NAMES, "negated_restatement"),
     "+ negated restatement >= half": (*refusal.FEATURE_NAMES, "negated_restatement_half"),
     "+ negated restatement, any_margin_max": (

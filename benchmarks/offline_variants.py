@@ -145,15 +145,26 @@ def relevance(embedder: DiskCachedEmbedder, dbdc3_path: Path) -> None:
     dev, ex = _columns(windows, embedder.embed), _columns(examples, embedder.embed)
     folds = group_folds([item[4] for item in items])
 
+    share = o / np.maximum(total, 1)
+    soft = [False]
+
     def fit(cols: F64, idx: np.ndarray) -> tuple[F64, float, float]:
         sel = idx[majority[idx]]
         mean, std = cols[idx].mean(axis=0), cols[idx].std(axis=0) + 1e-9
-        ws, b = fit_logistic((cols[sel] - mean) / std, relevant[sel].astype(np.float64))
+        if soft[0]:  # every voted turn, the share of "fine" votes as a soft label
+            ws, b = fit_logistic((cols[idx] - mean) / std, share[idx])
+        else:
+            ws, b = fit_logistic((cols[sel] - mean) / std, relevant[sel].astype(np.float64))
         w, b = ws / std, float(b - (ws * mean / std).sum())
         return w, b, best_threshold(cols[sel] @ w + b, relevant[sel])
 
     print("relevance feature set: Spearman / agreement / AUROC out of fold; examples kept")
-    for label, names in RELEVANCE_SETS.items():
+    runs = [(label, names, False) for label, names in RELEVANCE_SETS.items()]
+    runs += [
+        (f"{label}, soft labels on all turns", names, True)
+        for label, names in list(RELEVANCE_SETS.items())[:1]
+    ]
+    for label, names, soft[0] in runs:
         cols = np.column_stack([dev[n] for n in names])
         oof = np.zeros(len(items))
         for test in folds:
