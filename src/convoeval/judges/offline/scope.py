@@ -73,10 +73,11 @@ OWN_TOPICS: tuple[str, ...] = (
     "language and grammar",
 )
 
-#: The tier-1 content categories of the IAB Tech Lab Content Taxonomy 1.0 (IAB1-IAB23, in plain
-#: words; "Uncategorized", "Non-Standard Content" and "Illegal Content" left out): a taxonomy made
-#: by others for all web content, so the background covers the subjects people commonly ask
-#: about without being chosen by looking at the validation data (benchmarks/README.md).
+#: The 23 tier-1 content categories IAB1-IAB23 of the IAB Tech Lab content taxonomy as OpenRTB 2.5
+#: lists them (section 5.1, CC BY 3.0; "Uncategorized", "Non-Standard Content" and "Illegal
+#: Content" left out), in plain words: a taxonomy made by others for all web content, so the
+#: background covers what people commonly ask about without being chosen by looking at the
+#: validation data (benchmarks/README.md).
 IAB_TIER1: tuple[str, ...] = (
     "arts and entertainment",
     "automotive",
