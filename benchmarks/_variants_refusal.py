@@ -1,5 +1,5 @@
 """Refusal feature variants for offline_variants.py (issue 17, round 2): sentence-level similarity
-to the prototypes of refusal_prototypes.py, substance and length, each set scored leave one
+to the prototypes of _refusal_prototypes.py, substance and length, each set scored leave one
 model out on XSTest (prompts grouped, as agreement.py), on the restyled replies, and on the
 hand-written refusal_styles.jsonl (fitted on every dev row, as shipping would)."""
 
@@ -11,12 +11,12 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import _refusal_prototypes as rp
 import numpy as np
 from _agreement_xstest import STYLES, restyled
 from _stats import F64, best_threshold, fit_logistic, group_folds, read_jsonl, sigmoid
 
 from convoeval.judges.offline import refusal
-from convoeval.judges.offline import refusal_prototypes as rp
 
 _SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 _DIGIT = re.compile(r"\d")
