@@ -40,6 +40,8 @@ from _stats import (  # noqa: E402
     read_jsonl,
     spearman,
 )
+from _variants_refusal import refusal_variants  # noqa: E402
+from _variants_scope import scope_ranking_variants  # noqa: E402
 
 from convoeval import evaluate  # noqa: E402
 from convoeval.judges.offline import (  # noqa: E402
@@ -143,15 +145,26 @@ def relevance(embedder: DiskCachedEmbedder, dbdc3_path: Path) -> None:
     dev, ex = _columns(windows, embedder.embed), _columns(examples, embedder.embed)
     folds = group_folds([item[4] for item in items])
 
+    share = o / np.maximum(total, 1)
+    soft = [False]
+
     def fit(cols: F64, idx: np.ndarray) -> tuple[F64, float, float]:
         sel = idx[majority[idx]]
         mean, std = cols[idx].mean(axis=0), cols[idx].std(axis=0) + 1e-9
-        ws, b = fit_logistic((cols[sel] - mean) / std, relevant[sel].astype(np.float64))
+        if soft[0]:  # every voted turn, the share of "fine" votes as a soft label
+            ws, b = fit_logistic((cols[idx] - mean) / std, share[idx])
+        else:
+            ws, b = fit_logistic((cols[sel] - mean) / std, relevant[sel].astype(np.float64))
         w, b = ws / std, float(b - (ws * mean / std).sum())
         return w, b, best_threshold(cols[sel] @ w + b, relevant[sel])
 
     print("relevance feature set: Spearman / agreement / AUROC out of fold; examples kept")
-    for label, names in RELEVANCE_SETS.items():
+    runs = [(label, names, False) for label, names in RELEVANCE_SETS.items()]
+    runs += [
+        (f"{label}, soft labels on all turns", names, True)
+        for label, names in list(RELEVANCE_SETS.items())[:1]
+    ]
+    for label, names, soft[0] in runs:
         cols = np.column_stack([dev[n] for n in names])
         oof = np.zeros(len(items))
         for test in folds:
@@ -172,21 +185,24 @@ def scope_variants(embedder: DiskCachedEmbedder, clinc_path: Path) -> None:
     texts = [r["text"] for r in rows]
     lists = FIT_LISTS | EXTRA_LISTS
     labels = {n: np.array([r["domain"] in d for r in rows]) for n, (_, d) in lists.items()}
-    temp = cal.SCOPE_TEMPERATURE
-    background = scope.topic_vectors(scope.BACKGROUND_TOPICS, embedder.embed)
+    # These variants were measured on the score of calibration 2026-12-01.3 (43 background
+    # topics), and still are, so that their README figures reproduce.
+    own = scope.OWN_TOPICS
+    background = scope.topic_vectors(own, embedder.embed)
     # Probes: each background topic in two phrasings the scope templates do not use.
     probe_templates = ("I'd like to ask something about {topic}.", "Tell me about {topic}.")
     score: dict[str, F64] = {}
     adjust: dict[str, dict[str, float]] = {}
     for name, (topics, _) in lists.items():
-        probes = [t.format(topic=b) for b in scope.BACKGROUND_TOPICS for t in probe_templates]
+        probes = [t.format(topic=b) for b in own for t in probe_templates]
         logit = _logit(
             scope.scope_probabilities(
                 texts + probes,
                 list(topics),
                 embedder.embed,
-                temperature=temp,
+                temperature=0.07,
                 overlap=cal.SCOPE_OVERLAP,
+                background_topics=own,
             )
         )
         score[name], probe = logit[: len(texts)], logit[len(texts) :]
@@ -229,18 +245,31 @@ def _logit(p: Sequence[float]) -> F64:
     return out
 
 
+#: Scope ranking variants printed list by list too.
+DETAIL = (
+    "3 templates, mean vector (43 background, 2026-12-01.3)",
+    "background: the 43 + IAB tier 1 (65), overlap 0.7 (shipped in 2026-12-01.4)",
+    "background: IAB tier 1 alone (23), overlap 0.7",
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse arguments and print the variants asked for (both by default)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("parts", nargs="*", help="relevance and/or scope (default: both)")
     parser.add_argument("--clinc", type=Path, default=SHARED_DATA / "clinc150_scope_dev.jsonl")
     parser.add_argument("--dbdc3", type=Path, default=SHARED_DATA / "dbdc3_breakdown_dev.jsonl")
+    parser.add_argument("--xstest", type=Path, default=SHARED_DATA / "xstest_refusal_dev.jsonl")
     args = parser.parse_args(argv)
-    parts = args.parts or ["relevance", "scope"]
-    if set(parts) - {"relevance", "scope"}:
-        parser.error(f"unknown part(s) {sorted(set(parts) - {'relevance', 'scope'})}")
+    known = ["relevance", "scope", "refusal", "scope_ranking"]
+    parts = args.parts or known
+    if set(parts) - set(known):
+        parser.error(f"unknown part(s) {sorted(set(parts) - set(known))}")
     if missing_data(
-        "offline_variants.py", [args.clinc, args.dbdc3], "labelled data", "--clinc/--dbdc3"
+        "offline_variants.py",
+        [args.clinc, args.dbdc3, args.xstest],
+        "labelled data",
+        "--clinc/--dbdc3/--xstest",
     ):
         return 2
     embedder = DiskCachedEmbedder()
@@ -249,6 +278,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             relevance(embedder, args.dbdc3)
         if "scope" in parts:
             scope_variants(embedder, args.clinc)
+        if "scope_ranking" in parts:
+            scope_ranking_variants(embedder.embed, args.clinc, DETAIL)
+        if "refusal" in parts:
+            refusal_variants(embedder.embed, args.xstest)
     finally:
         embedder.save()
     return 0

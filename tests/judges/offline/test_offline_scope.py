@@ -21,7 +21,7 @@ def _same_vector(texts: Sequence[str]) -> FloatArray:
 
 @pytest.mark.parametrize("topics", [["travel"], ["orders", "returns", "electronics"]])
 def test_a_request_equally_close_to_every_topic_is_at_even_odds(topics: list[str]) -> None:
-    # Raw softmax shares would be 1/44 and 3/46: the list's size, not the request, would decide.
+    # Raw softmax shares would be 1/66 and 3/68: the list's size, not the request, would decide.
     probs = scope_probabilities(["anything"], topics, _same_vector, temperature=0.07, overlap=1.01)
     assert probs == [pytest.approx(0.5)]
 
@@ -35,3 +35,16 @@ def test_one_threshold_fits_a_list_of_one_and_a_list_of_three(kit: OfflineKit) -
         ["orders and shipping", "returns, refunds and warranty", "electronics: laptops, speakers"],
     )
     assert one == [True, False] and three == [True, False]
+
+
+def test_the_taxonomy_background_keeps_neighbouring_subjects_out(kit: OfflineKit) -> None:
+    # Travel and personal finance are background topics since calibration 2026-12-01.4 (the IAB
+    # tier-1 names); with the 43 earlier topics alone the money transfer was "cars" in scope.
+    assert kit.in_scope(
+        [
+            "Is it safe to travel to France right now?",
+            "Can you move my money to my savings account?",
+            "My car makes a grinding noise when I brake.",
+        ],
+        ["cars", "commuting"],
+    ) == [False, False, True]

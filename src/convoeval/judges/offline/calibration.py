@@ -7,7 +7,7 @@ records the figures they give. Bump `CALIBRATION_VERSION` whenever a value or a 
 from __future__ import annotations
 
 #: Goes into `OfflineJudge.describe()` and so into results and cache keys.
-CALIBRATION_VERSION = "2026-12-01.3"
+CALIBRATION_VERSION = "2026-12-01.4"
 
 #: The kit re-centres every score so that its decision threshold maps to 0.5 (monotone, so AUROC
 #: and rankings are unchanged): `score >= 0.5` is the shipped verdict for every primitive.
@@ -19,9 +19,9 @@ REFUSAL_THRESHOLD = 0.4079
 
 #: Scope: softmax temperature, background-overlap cut-off, and the threshold on P(allowed) with
 #: the list's prior odds divided out (see `scope.scope_probabilities`).
-SCOPE_TEMPERATURE = 0.07
+SCOPE_TEMPERATURE = 0.05
 SCOPE_OVERLAP = 0.7
-SCOPE_THRESHOLD = 0.6664
+SCOPE_THRESHOLD = 0.613
 
 #: Relevance (`relevance_features.FEATURE_NAMES`): logistic weights and bias fitted on the DBDC3
 #: majority turns (features standardised for the fit, the weights given for the raw ones), and

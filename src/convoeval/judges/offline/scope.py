@@ -2,7 +2,8 @@
 
 Plain cosine similarity to a topic name is a weak signal on its own: short requests are close to
 many topics. The score here is contrastive: the request is compared with the allowed topics and
-with a fixed background of everyday topics (written for this library), each topic phrased through
+with a fixed background of everyday topics (43 written for this library and the 23 tier-1 names of a
+public content taxonomy), each topic phrased through
 a few templates, and a softmax with a temperature turns the similarities into the probability that
 an allowed topic is the best explanation of the request. That probability is then divided by the
 list's prior odds (allowed topics against the background topics they compete with), so that one
@@ -26,7 +27,7 @@ TOPIC_TEMPLATES: tuple[str, ...] = (
 )
 
 #: Everyday subjects a request may be about instead; written for this library, broad on purpose.
-BACKGROUND_TOPICS: tuple[str, ...] = (
+OWN_TOPICS: tuple[str, ...] = (
     "sports",
     "music and songs",
     "movies and television",
@@ -72,6 +73,40 @@ BACKGROUND_TOPICS: tuple[str, ...] = (
     "language and grammar",
 )
 
+#: The 23 tier-1 content categories IAB1-IAB23 of the IAB Tech Lab content taxonomy as OpenRTB 2.5
+#: lists them (section 5.1, CC BY 3.0; "Uncategorized", "Non-Standard Content" and "Illegal
+#: Content" left out), in plain words: a taxonomy made by others for all web content, so the
+#: background covers what people commonly ask about without being chosen by looking at the
+#: validation data (benchmarks/README.md).
+IAB_TIER1: tuple[str, ...] = (
+    "arts and entertainment",
+    "automotive",
+    "business",
+    "careers",
+    "education",
+    "family and parenting",
+    "health and fitness",
+    "food and drink",
+    "hobbies and interests",
+    "home and garden",
+    "law, government and politics",
+    "news",
+    "personal finance",
+    "society",
+    "science",
+    "pets",
+    "sports",
+    "style and fashion",
+    "technology and computing",
+    "travel",
+    "real estate",
+    "shopping",
+    "religion and spirituality",
+)
+
+#: The background a request's allowed topics compete with (65 topics: "shopping" is in both).
+BACKGROUND_TOPICS: tuple[str, ...] = tuple(dict.fromkeys(OWN_TOPICS + IAB_TIER1))
+
 
 def topic_vectors(
     topics: Sequence[str], embed: Callable[[Sequence[str]], FloatArray]
@@ -93,6 +128,7 @@ def scope_probabilities(
     *,
     temperature: float,
     overlap: float,
+    background_topics: Sequence[str] = BACKGROUND_TOPICS,
 ) -> list[float]:
     """P(allowed) per text, relative to the list's own competition.
 
@@ -108,7 +144,7 @@ def scope_probabilities(
     if not topics:
         return [0.0] * len(texts)
     allowed = topic_vectors(topics, embed)
-    background = topic_vectors(BACKGROUND_TOPICS, embed)
+    background = topic_vectors(background_topics, embed)
     keep = (background @ allowed.T).max(axis=1) < overlap
     background = background[keep]
     vecs = embed(texts)
