@@ -1,7 +1,7 @@
 """Judge traffic: requests, prompt tokens and wall time per conversation against a local server.
 
 Usage: python benchmarks/traffic.py [--conversations N] [--delay S] [--concurrency C]
-                                   [--judge-samples N]
+                                   [--judge-samples N] [--metric NAME ...] [--in-process]
 
 A local OpenAI-compatible server (benchmarks/_fake_openai_server.py, 127.0.0.1, in a child
 process) answers every step correctly after a fixed delay and counts requests, re-asks, prompt
@@ -213,6 +213,12 @@ def main() -> int:
     parser.add_argument(
         "--judge-samples", type=int, default=1, help="judge samples per step (majority vote)"
     )
+    parser.add_argument(
+        "--metric",
+        action="append",
+        choices=sorted(ROUNDS),
+        help="run only this metric (repeat the option for more; default: all)",
+    )
     args = parser.parse_args()
     n, conc, delay, samples = args.conversations, args.concurrency, args.delay, args.judge_samples
     data = [{**record, "chatbot_role": ROLE} for record in conversations(n, args.exchanges)]
@@ -242,7 +248,8 @@ def main() -> int:
                     TurnRelevancy(),
                     ConversationalCriteria("Empathy", "The assistant acknowledges the problem."),
                 ]
-                runs.extend(run_metric(m, data, server, conc, cached, samples) for m in metrics)
+                chosen = [m for m in metrics if not args.metric or m.name in args.metric]
+                runs.extend(run_metric(m, data, server, conc, cached, samples) for m in chosen)
             bare = asyncio.run(_bare_requests(server.url, 3 * n, conc))
             server.reset()
     print(f"conversations: {n}")
