@@ -300,12 +300,14 @@ class Embedder:
         encodings = [self._encode(t) for t in texts]
         order = sorted(range(len(texts)), key=lambda k: len(encodings[k].ids))
         result = np.zeros((len(texts), DIM), dtype=np.float32)
-        rows = self._batch_size
-        if self._threads > 1:  # runs of even size, a multiple of `threads` of them
+        rows, tokens = self._batch_size, self._batch_tokens
+        if self._threads > 1:
+            # Runs of even size, a multiple of `threads` of them; the padded tokens of the runs
+            # going at once stay within `batch_tokens` (the memory bound above).
             runs = self._threads * -(-len(texts) // (self._threads * rows))
-            rows = -(-len(texts) // runs)
+            rows, tokens = -(-len(texts) // runs), max(1, tokens // self._threads)
         lengths = [len(encodings[k].ids) for k in order]
-        chunks = [[order[k] for k in chunk] for chunk in _chunks(lengths, rows, self._batch_tokens)]
+        chunks = [[order[k] for k in chunk] for chunk in _chunks(lengths, rows, tokens)]
 
         def run(chunk: list[int]) -> None:
             width = max(len(encodings[k].ids) for k in chunk)
