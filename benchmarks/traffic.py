@@ -1,7 +1,7 @@
 """Judge traffic: requests, prompt tokens and wall time per conversation against a local server.
 
 Usage: python benchmarks/traffic.py [--conversations N] [--delay S] [--concurrency C]
-                                   [--judge-samples N]
+                                   [--judge-samples N] [--metric NAME ...] [--in-process]
 
 A local OpenAI-compatible server (benchmarks/_fake_openai_server.py, 127.0.0.1, in a child
 process) answers every step correctly after a fixed delay and counts requests, re-asks, prompt
@@ -10,11 +10,11 @@ are scored through `aevaluate(...)` (what `evaluate` runs) with `OpenAIJudge(...
 concurrency=C)`, once per metric, then again with the warm answer cache (a temporary
 CONVOEVAL_CACHE_DIR). Prints one `name: value` line per figure and a table. Targets (issue 7):
 TopicAdherenceScore <= 3 requests per conversation, ConversationRelevancyMetric <= 1 with
-include_reason=True, wall time <= 1.3 x ideal (requests x delay / concurrency), 0 requests on
-the cached re-run; issue 13's conversation judgments: KnowledgeRetention and
-ConversationCompleteness <= 2 requests per conversation, RoleAdherence, UserFrustration and
-TurnRelevancy and ConversationalGEval <= 1 (every conversation is given the same
-`chatbot_role`). With `--judge-samples N` (issue 15 part 2) the judge asks every step N times
+include_reason=True, wall time <= 1.3 x ideal (requests x delay / concurrency; issue 16: <= 1.2
+x for those two), 0 requests on the cached re-run; issue 13's conversation judgments:
+KnowledgeRetention and ConversationCompleteness <= 2 requests per conversation, RoleAdherence,
+UserFrustration and TurnRelevancy and ConversationalGEval <= 1 (every conversation is given the
+same `chatbot_role`). With `--judge-samples N` (issue 15 part 2) the judge asks every step N times
 and votes; the targets and the ideal schedules are then N times the single-sample ones.
 """
 
@@ -75,6 +75,8 @@ DEEPEVAL_CALLS = {
     "turn_relevancy": 7,
     "geval_empathy": 2,  # ConversationalGEval with criteria only: write steps, then score
 }
+#: Wall time / ideal targets: issue 16 asks 1.2x of these two, issue 7 1.3x of every metric.
+WALL_TARGETS = {"topic_adherence": 1.2, "conversation_relevancy": 1.2}
 #: The role every workload conversation is given, for role adherence.
 ROLE = "A bank's support assistant: banking, cards and travel with the card, nothing else."
 
@@ -213,6 +215,12 @@ def main() -> int:
     parser.add_argument(
         "--judge-samples", type=int, default=1, help="judge samples per step (majority vote)"
     )
+    parser.add_argument(
+        "--metric",
+        action="append",
+        choices=sorted(ROUNDS),
+        help="run only this metric (repeat the option for more; default: all)",
+    )
     args = parser.parse_args()
     n, conc, delay, samples = args.conversations, args.concurrency, args.delay, args.judge_samples
     data = [{**record, "chatbot_role": ROLE} for record in conversations(n, args.exchanges)]
@@ -242,7 +250,8 @@ def main() -> int:
                     TurnRelevancy(),
                     ConversationalCriteria("Empathy", "The assistant acknowledges the problem."),
                 ]
-                runs.extend(run_metric(m, data, server, conc, cached, samples) for m in metrics)
+                chosen = [m for m in metrics if not args.metric or m.name in args.metric]
+                runs.extend(run_metric(m, data, server, conc, cached, samples) for m in chosen)
             bare = asyncio.run(_bare_requests(server.url, 3 * n, conc))
             server.reset()
     print(f"conversations: {n}")
@@ -284,7 +293,7 @@ def main() -> int:
             print(f"{key}.wall_over_ideal_scheduled: {ratio_cp:.3f}")
             per_conversation = run.requests / n
             ok &= per_conversation <= samples * targets[run.metric]
-            ok &= ratio <= 1.3 and run.reasks == 0
+            ok &= ratio <= WALL_TARGETS.get(run.metric, 1.3) and run.reasks == 0
             ok &= run.failed == 0
         else:
             ok &= run.requests == 0

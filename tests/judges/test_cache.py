@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import pickle
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -233,3 +234,19 @@ async def test_unusable_cache_warns_and_the_answer_still_comes(
     assert answer.output.verdict is True and judge.cache is None
     await judge.run(verdict_step, {"statement": "a"})
     assert fault_server.attempts == 2
+
+
+def test_one_connection_serves_every_call_and_copies_open_their_own(tmp_path: Path) -> None:
+    cache = JudgeCache(tmp_path / "kept.sqlite3")
+    cache.put("a", '"1"')
+    first = cache._conn
+    assert first is not None
+    cache.put("b", '"2"')
+    assert cache.get("a") == '"1"' and cache._conn is first  # opened once, not per call
+    copy = pickle.loads(pickle.dumps(cache))  # e.g. sent to a worker process
+    assert copy._conn is None and copy.get("b") == '"2"' and copy._conn is not first
+    cache.close()
+    assert cache._conn is None
+    assert cache.get("b") == '"2"' and len(cache) == 2  # a closed cache opens again
+    cache.close()
+    copy.close()

@@ -12,9 +12,11 @@ wraps, retries and re-times those in ways the core would have to undo.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import re
+import ssl
 import weakref
 from collections.abc import Mapping
 from dataclasses import replace
@@ -120,6 +122,13 @@ def _rejected_param(response: httpx.Response, sent: Mapping[str, Any]) -> str | 
     return None
 
 
+@functools.cache
+def _tls_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    """httpx's default TLS context (certifi's CAs, or SSL_CERT_FILE / SSL_CERT_DIR), built once
+    per process and those two settings, and shared by every client (a context is thread-safe)."""
+    return httpx.create_ssl_context()
+
+
 class OpenAIChatBackend:
     """One round trip to `{base_url}/chat/completions`, on one httpx client per event loop."""
 
@@ -147,6 +156,11 @@ class OpenAIChatBackend:
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
             weakref.WeakKeyDictionary()
         )
+        # Made now, not on the first request of a run: httpx imports its transport package on
+        # its first client, and loading the CA certificates takes about 50 ms per client.
+        import httpcore  # noqa: F401
+
+        self._tls = _tls_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
 
     def sampling(self) -> dict[str, Any]:
         """Temperature, seed and token limit: they shape answers, so they key the cache."""
@@ -168,6 +182,7 @@ class OpenAIChatBackend:
             # bound every request, counted from when it is sent.
             client = httpx.AsyncClient(
                 timeout=None,
+                verify=self._tls,
                 limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
                 headers={"Authorization": f"Bearer {self._api_key}"},
             )

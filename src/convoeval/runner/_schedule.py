@@ -9,6 +9,7 @@ the run raises exceptions, in which case the first failure ends the run.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import IO
@@ -45,8 +46,10 @@ class _Ordered:
         self.slots = slots
         self.next = 0
         self.ready: dict[int, ResultRow] = {}
+        self.running: dict[int, Awaitable[ResultRow]] = {}
 
     def finish(self, seq: int, row: ResultRow) -> None:
+        self.running.pop(seq, None)
         self.ready[seq] = row
         while self.next in self.ready:
             self.writer.write(self.ready.pop(self.next))
@@ -56,9 +59,23 @@ class _Ordered:
     async def complete(self, seq: int, job: Awaitable[ResultRow]) -> None:
         self.finish(seq, await job)
 
+    def start(self, group: asyncio.TaskGroup, seq: int, job: Awaitable[ResultRow]) -> None:
+        self.running[seq] = job
+        group.create_task(self.complete(seq, job))
+
+    def close_unstarted(self) -> None:
+        """Close the jobs a failed run cancelled before they began (no "never awaited")."""
+        for job in self.running.values():
+            if inspect.iscoroutine(job) and inspect.getcoroutinestate(job) == inspect.CORO_CREATED:
+                job.close()
+
 
 async def run_jobs(jobs: Iterator[Job], writer: Writer, *, window: int) -> None:
-    """Run jobs with at most `window` rows in flight or unwritten; rows leave in job order."""
+    """Run jobs with at most `window` rows in flight or unwritten; rows leave in job order.
+
+    Each new job runs up to its first wait (its first judge request) before the next record is
+    read, so the first requests go out at once, not after the whole window was read and prepared.
+    """
     slots = asyncio.Semaphore(window)
     order = _Ordered(writer, slots)
     try:
@@ -68,10 +85,13 @@ async def run_jobs(jobs: Iterator[Job], writer: Writer, *, window: int) -> None:
                 if isinstance(job, dict):
                     order.finish(seq, job)
                 else:
-                    group.create_task(order.complete(seq, job))
+                    order.start(group, seq, job)
+                    await asyncio.sleep(0)  # the new job runs up to its first wait
     except BaseExceptionGroup as group_error:
         first = group_error.exceptions[0]
         raise first from first.__cause__
+    finally:
+        order.close_unstarted()
 
 
 async def score_pair(

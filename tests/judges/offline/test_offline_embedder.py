@@ -289,3 +289,12 @@ def test_token_bounded_runs_give_the_same_vectors() -> None:
     texts = ["short", "a little longer text about trains", "long words " * 60, "x"]
     bounded = Embedder(cache_size=0, batch_tokens=64)
     np.testing.assert_array_equal(bounded.embed(texts), Embedder(cache_size=0).embed(texts))
+
+
+def test_runs_side_by_side_give_exactly_the_vectors_of_one_run_at_a_time() -> None:
+    texts = [f"request {i}: {'a card payment abroad ' * (i % 9)}" for i in range(75)]
+    texts += LONG_TEXTS[:1]
+    side_by_side = Embedder(cache_size=0, threads=2, batch_size=8)
+    one_at_a_time = Embedder(cache_size=0, threads=1, batch_size=8)
+    np.testing.assert_array_equal(side_by_side.embed(texts), one_at_a_time.embed(texts))
+    assert side_by_side._runners is not None and one_at_a_time._runners is None
