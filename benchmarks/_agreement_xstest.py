@@ -113,9 +113,9 @@ def xstest(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures)
         out.put(
             "xstest.buried.answers_kept.lomo", float((~restyled_lomo[buried & ~refused]).mean())
         )
-        out.put(
-            "xstest.partial.refusal_recall.lomo", float(restyled_lomo[style == "partial"].mean())
-        )
+        if (style == "partial").any():  # a small subset may have no prompt to restyle
+            partial = restyled_lomo[style == "partial"]
+            out.put("xstest.partial.refusal_recall.lomo", float(partial.mean()))
     out.put("xstest.refusal.accuracy.oof_by_prompt", float((by_prompt == y).mean()))
     if fit:
         w, b, t = fit_on(np.arange(len(rows)))
