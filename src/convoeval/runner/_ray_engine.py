@@ -113,7 +113,8 @@ def _connect(address: str | None) -> tuple[Any, bool]:
             address=target,
             include_dashboard=False if target == "local" else None,
             log_to_driver=False,
-            logging_level=logging.WARNING,
+            # A runtime of our own needs no notices (Ray 2.60 announces its token auth at start).
+            logging_level=logging.ERROR if target == "local" else logging.WARNING,
         )
     except Exception as exc:  # ConnectionError, a bad address, a version mismatch
         where = "a local Ray runtime" if target == "local" else f"the Ray cluster at {target}"
