@@ -7,7 +7,9 @@ Each offline-capable metric (TopicAdherenceScore, ConversationRelevancyMetric, T
 ToolCallF1) runs in its own child process: it scores a few conversations first (model load and
 warm-up, timed apart), then N seeded conversations (6 exchanges, tool calls, 3 reference topics)
 through `aevaluate(..., judge="offline")`, and reports conversations per second (wall clock),
-CPU seconds and its peak RSS (resource.getrusage, so one metric's memory never hides another's).
+CPU seconds and its peak RSS (resource.getrusage, so one metric's memory never hides another's),
+and for the judge metrics what went to the embedding model (`Embedder.counts()`: texts, tokens,
+padding, calls and runs, and the runs' own CPU time).
 `--metric` (repeatable) runs only the metrics named.
 Then, unless --no-stream, it runs benchmarks/run_memory.py: `convoeval run` over M generated
 conversations (default 100,000) streaming to a results file, peak RSS target under 1 GiB.
@@ -40,6 +42,7 @@ WARMUP = 5
 def child(metric: str, n: int) -> dict[str, Any]:
     """Score in this process (the child) and return its figures."""
     from convoeval import aevaluate
+    from convoeval.judges.offline.embedder import get_embedder
 
     rows = conversations(n + WARMUP, tools=True)
     with tempfile.TemporaryDirectory(prefix="convoeval-speed-") as tmp:
@@ -47,11 +50,13 @@ def child(metric: str, n: int) -> dict[str, Any]:
         started = time.perf_counter()
         asyncio.run(aevaluate(rows[:WARMUP], [metric], judge="offline", show_progress=False))
         warmup = time.perf_counter() - started
+        before = get_embedder().counts()
         started, cpu = time.perf_counter(), time.process_time()
         result = asyncio.run(
             aevaluate(rows[WARMUP:], [metric], judge="offline", show_progress=False, output=out)
         )
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    model = {k: v - before[k] for k, v in get_embedder().counts().items()}
     summary = result.summary()[metric]
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     return {
@@ -65,6 +70,7 @@ def child(metric: str, n: int) -> dict[str, Any]:
         "scored": summary["scored"],
         "failed": summary["failed"],
         "mean": summary["mean"],
+        "model": model,
     }
 
 
@@ -97,6 +103,15 @@ def main() -> int:
         print(f"{m}.peak_rss_mib: {f['peak_rss_mib']:.0f}")
         print(f"{m}.scored: {f['scored']}")
         print(f"{m}.failed: {f['failed']}")
+        model = f["model"]
+        if model["texts"]:  # what the embedding model was given (texts not already cached)
+            print(f"{m}.model_texts_per_conversation: {model['texts'] / f['conversations']:.2f}")
+            print(f"{m}.model_tokens_per_text: {model['tokens'] / model['texts']:.1f}")
+            print(f"{m}.model_padding_share: {1 - model['tokens'] / model['padded_tokens']:.3f}")
+            print(f"{m}.model_calls_runs: {model['calls']} / {model['runs']}")
+            cpu = model["run_cpu_ns"] / 1e6
+            print(f"{m}.model_run_cpu_ms_per_conversation: {cpu / f['conversations']:.2f}")
+            print(f"{m}.model_run_cpu_ms_per_text: {cpu / model['texts']:.3f}")
     print()
     print(
         f"{'metric':<24} {'conv/s':>8} {'cpu ms/conv':>12} {'warm-up s':>10} {'peak RSS MiB':>13}"

@@ -298,3 +298,18 @@ def test_runs_side_by_side_give_exactly_the_vectors_of_one_run_at_a_time() -> No
     one_at_a_time = Embedder(cache_size=0, threads=1, batch_size=8)
     np.testing.assert_array_equal(side_by_side.embed(texts), one_at_a_time.embed(texts))
     assert side_by_side._runners is not None and one_at_a_time._runners is None
+
+
+def test_counts_record_what_went_to_the_model_and_not_cache_hits() -> None:
+    emb = Embedder(batch_size=2)
+    texts = ["one", "two words here", "one", "a somewhat longer sentence about a card payment"]
+    emb.embed(texts)
+    first = emb.counts()
+    lengths = sorted(len(emb._encode(t).ids) for t in dict.fromkeys(texts))
+    assert (first["calls"], first["texts"], first["tokens"]) == (1, 3, sum(lengths))
+    # 3 texts, at most 2 per run, an even number of runs: [shortest two] and [longest]
+    assert first["runs"] == 2
+    assert first["padded_tokens"] == 2 * lengths[1] + lengths[2]
+    assert first["run_cpu_ns"] > 0
+    emb.embed(["two words here", "one"])  # cached: nothing more goes to the model
+    assert emb.counts() == first

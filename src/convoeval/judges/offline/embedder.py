@@ -16,6 +16,7 @@ import hashlib
 import os
 import string
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -132,11 +133,25 @@ class Embedder:
         self._input_names: list[str] = []
         self._runners: ThreadPoolExecutor | None = None
         self._runners_pid = 0
+        self._counts = {
+            "texts": 0,
+            "tokens": 0,
+            "padded_tokens": 0,
+            "runs": 0,
+            "calls": 0,
+            "run_cpu_ns": 0,
+        }
 
     @property
     def loaded(self) -> bool:
         """Whether the model has been loaded yet."""
         return self._session is not None
+
+    def counts(self) -> dict[str, int]:
+        """What went to the model so far: grouped calls, runs, texts, their tokens, the tokens
+        with padding and the CPU time of the runs (for benchmarks/speed.py; cache hits are not
+        counted)."""
+        return dict(self._counts)
 
     def load(self) -> None:
         """Verify and load the model and tokenizer (idempotent, thread-safe)."""
@@ -308,6 +323,13 @@ class Embedder:
             rows, tokens = -(-len(texts) // runs), max(1, tokens // self._threads)
         lengths = [len(encodings[k].ids) for k in order]
         chunks = [[order[k] for k in chunk] for chunk in _chunks(lengths, rows, tokens)]
+        padded = sum(len(c) * max(len(encodings[k].ids) for k in c) for c in chunks)
+        for key, n in (("calls", 1), ("runs", len(chunks)), ("texts", len(texts))):
+            self._counts[key] += n
+        self._counts["tokens"] += sum(lengths)
+        self._counts["padded_tokens"] += padded
+
+        spent: list[int] = []
 
         def run(chunk: list[int]) -> None:
             width = max(len(encodings[k].ids) for k in chunk)
@@ -320,7 +342,9 @@ class Embedder:
             feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             feeds = {name: feeds[name] for name in self._input_names}
             # Only the caller holding `_busy` runs the model, on at most `threads` runs at once.
+            started = time.thread_time_ns()  # the run's own thread (1 onnxruntime thread each)
             hidden = self._session.run(None, feeds)[0]
+            spent.append(time.thread_time_ns() - started)
             result[chunk] = _pool(np.asarray(hidden, dtype=np.float32), mask)
 
         if self._threads < 2 or len(chunks) == 1:
@@ -329,6 +353,7 @@ class Embedder:
         else:
             for _ in self._run_pool().map(run, chunks):  # re-raises the first failed run's error
                 pass
+        self._counts["run_cpu_ns"] += sum(spent)
         return result
 
     def _run_pool(self) -> ThreadPoolExecutor:
