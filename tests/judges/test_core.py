@@ -4,8 +4,10 @@ the endpoint registry, live usage, masking. Exact: no sockets, no real waits."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import pickle
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -244,3 +246,63 @@ async def test_a_batch_backend_gets_retries_and_cache_from_the_core(
     assert backend.batches == [4, 1] and fake_time.sleeps == [0.5]  # the failed line, retried
     again = await judge.run(verdict_step, {"statement": "s0"})
     assert again.usage.cached == 1 and backend.batches == [4, 1]
+
+
+class _Keys:
+    """Answers at once and records each request's key and the answers in progress then."""
+
+    kind, model, endpoint = "keys", "m", "keys:test"
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, int]] = []
+        self.judge: _Tracked | None = None
+
+    def sampling(self) -> dict[str, Any]:
+        return {"temperature": 0.0}
+
+    def secrets(self) -> tuple[str, ...]:
+        return ()
+
+    async def aclose(self) -> None:
+        return None
+
+    async def send(self, request: BackendRequest) -> BackendReply:
+        self.seen.append((request.key, self.judge.open if self.judge else -1))
+        return BackendReply(content=GOOD, finish_reason="stop")
+
+
+class _Tracked(LLMJudge):
+    """Uses the core's two hooks: keys without a cache, and the answers in progress."""
+
+    keyed = True
+
+    def __init__(self, backend: _Keys) -> None:
+        super().__init__(backend, name="keys/m", registry=EndpointRegistry(), samples=2)
+        backend.judge = self
+        self.open = self.done = 0
+
+    @contextlib.contextmanager
+    def _answering(self) -> Iterator[None]:
+        self.open += 1
+        try:
+            yield
+        finally:
+            self.open -= 1
+            self.done += 1
+
+
+async def test_requests_carry_their_cache_key_and_subclasses_see_answers_in_progress(
+    verdict_step: Step[Verdict], tmp_path: Path
+) -> None:
+    inputs = {"statement": "s"}
+    cached, plain, tracked = _Keys(), _Keys(), _Keys()
+    cache = JudgeCache(tmp_path / "c.sqlite3")
+    await LLMJudge(cached, name="keys/m", cache=cache, samples=2).run(verdict_step, inputs)
+    await LLMJudge(plain, name="keys/m", samples=2).run(verdict_step, inputs)
+    judge = _Tracked(tracked)
+    await judge.run(verdict_step, inputs)
+    keys = [key for key, _ in cached.seen]
+    assert len(set(keys)) == 2 and all(cache.get(key) for key in keys)  # a key per sample
+    assert [key for key, _ in plain.seen] == ["", ""]  # no cache: no key computed
+    assert sorted(tracked.seen) == sorted((key, 1) for key in keys)  # sent inside the hook
+    assert (judge.open, judge.done) == (0, 2)

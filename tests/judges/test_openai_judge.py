@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import pickle
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -11,10 +12,13 @@ from pydantic import BaseModel
 
 from convoeval.errors import ConvoevalError
 from convoeval.judges import JudgeConfigError, JudgeError, OpenAIJudge, Step, resolve_judge
+from convoeval.judges.cache import JudgeCache
 from convoeval.judges.endpoints import EndpointRegistry
 from convoeval.judges.retry import RetryPolicy
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from conftest import FaultServer, Verdict
 
 FAST = RetryPolicy(max_retries=3, base_delay_s=0.01, max_delay_s=0.05, max_retry_after_s=2.0)
@@ -115,6 +119,39 @@ def test_describe_and_repr_never_show_the_key() -> None:
     text = repr(described) + repr(judge)
     for secret in ("sk-very-secret", "secret-in-query", "pw"):
         assert secret not in text
+
+
+def test_a_recipe_rebuilds_the_judge_and_never_shows_the_key(tmp_path: Path) -> None:
+    url = "http://user:pw@127.0.0.1:9/v1/?api-key=secret-in-query"
+    registry = EndpointRegistry()
+    own = OpenAIJudge(
+        "m",
+        base_url=url,
+        api_key="sk-very-secret",
+        cache=JudgeCache(tmp_path / "c.sqlite"),
+        concurrency=7,
+        registry=registry,
+        seed=3,
+        samples=3,
+        reason_first=True,
+    )
+    shared = OpenAIJudge(
+        "m", base_url=url, api_key="sk-very-secret", cache=False, registry=registry
+    )
+    made = pickle.loads(pickle.dumps(own.recipe()))
+    text = repr(made) + str(made) + repr(shared.recipe())
+    for secret in ("sk-very-secret", "secret-in-query", "pw"):
+        assert secret not in text
+    assert (made.concurrency, made.shared, shared.recipe().shared) == (7, False, True)
+    elsewhere = EndpointRegistry()
+    again = made.build(elsewhere, 2)
+    assert again.describe() == {**own.describe(), "concurrency": 2}
+    assert again.registry is elsewhere and again.cache is not None
+    assert again.cache.path == tmp_path / "c.sqlite"
+    assert "sk-very-secret" in again.backend.secrets()
+    other = shared.recipe().build(elsewhere, 4)
+    assert other.concurrency == 4 and elsewhere.shared_limiter(other.endpoint).limit == 4
+    assert registry.shared_limiter(shared.endpoint).limit == 16  # the original's is untouched
 
 
 async def test_base_url_and_key_come_from_the_environment(

@@ -26,8 +26,8 @@ __all__ = ["Backend", "BackendFailure", "BackendReply", "BackendRequest", "Failu
 @dataclass(frozen=True)
 class BackendRequest:
     """One question to send: the step and its (opaque) inputs, the rendered user prompt, the
-    answer schema of this request, the re-ask turn if any, the structured-output mode and the
-    parameters to adapt."""
+    answer schema of this request, the re-ask turn if any, the structured-output mode, the
+    parameters to adapt, a repeated sample's sampling and the question's cache key."""
 
     step: Step[Any]
     inputs: Any
@@ -41,6 +41,9 @@ class BackendRequest:
     #: A repeated judge sample's temperature and seed (judges/_samples.py); None: the backend's.
     temperature: float | None = None
     seed: int | None = None
+    #: The question's answer-cache key (what names a batch line); empty when the judge keeps no
+    #: cache and does not ask for keys (`LLMJudge.keyed`).
+    key: str = ""
 
     def messages(self) -> list[dict[str, str]]:
         """The chat messages: system (with the schema as text unless json_schema mode), user,

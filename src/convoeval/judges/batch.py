@@ -14,29 +14,24 @@ offline batch runners (`convoeval batch export` / `import`, docs/scale.md).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel
-
-from convoeval.judges._answers import RawReply, Reask
 from convoeval.judges._batch_api import BatchAPI, ExportFile, Journal
 from convoeval.judges._batch_lines import Exported, LineSpool, Outcome, custom_id, stored_reply
 from convoeval.judges._batch_rounds import Rounds
 from convoeval.judges.backend import BackendFailure, BackendReply, BackendRequest, Failure
 from convoeval.judges.base import JudgeConfigError, JudgeError
 from convoeval.judges.cache import JudgeCache
-from convoeval.judges.core import LLMJudge, _Tally
+from convoeval.judges.core import LLMJudge
 from convoeval.judges.endpoints import EndpointRegistry
 from convoeval.judges.openai_judge import OpenAIChatBackend, OpenAIJudge
 from convoeval.judges.retry import RetryPolicy
-from convoeval.judges.step import Step
-
-OutT = TypeVar("OutT", bound=BaseModel)
 
 #: Requests per batch at most (OpenAI's limit per batch is 50,000).
 MAX_REQUESTS = 50_000
@@ -48,7 +43,6 @@ WINDOW = 10_000
 class _StepLines:
     """The custom_ids one step (one sample of it) used, and whether it was only exported."""
 
-    key: str = ""
     used: list[str] = field(default_factory=list)
     exported: bool = False
 
@@ -121,11 +115,11 @@ class OpenAIBatchBackend:
         """The request's line: spooled (answered in an earlier batch or imported), else from
         the batch it joins."""
         step = _STEP.get()
-        if step is None or not step.key:
+        if step is None or not request.key:
             raise BackendFailure(
                 Failure.FATAL, "the batch backend is asked only through OpenAIBatchJudge"
             )
-        cid = custom_id(step.key, request)
+        cid = custom_id(request.key, request)
         step.used.append(cid)
         state = self.here()
         found = await self._spooled(cid)
@@ -272,15 +266,10 @@ class OpenAIBatchJudge(LLMJudge):
         self._batch.export = ExportFile(path)
         return self._batch.export
 
-    async def _answer(
-        self,
-        step: Step[OutT],
-        inputs: Any,
-        user: str,
-        schema: dict[str, Any],
-        tally: _Tally,
-        sample: int | None,
-    ) -> OutT:
+    keyed = True  # custom_id = the request's cache key, even if the cache became unusable
+
+    @contextlib.contextmanager
+    def _answering(self) -> Iterator[None]:
         # The step is in progress until it has its answer (the flush rule counts it). Its
         # spooled lines are dropped once it is done, so a later run asks a failed step afresh;
         # an export run keeps them all for the run that scores from them.
@@ -289,7 +278,7 @@ class OpenAIBatchJudge(LLMJudge):
         rounds = self._batch.here().rounds
         rounds.enter()
         try:
-            output = await super()._answer(step, inputs, user, schema, tally, sample)
+            yield
         except JudgeError:
             self._done(lines)
             raise
@@ -297,24 +286,7 @@ class OpenAIBatchJudge(LLMJudge):
             rounds.leave()
             _STEP.reset(token)
         self._done(lines)
-        return output
 
     def _done(self, lines: _StepLines) -> None:
         if self._batch.export is None and not lines.exported:
             self._batch.api.spool.done(lines.used)
-
-    async def _ask(
-        self,
-        step: Step[Any],
-        inputs: Any,
-        user: str,
-        schema: dict[str, Any],
-        reask: Reask | None,
-        tally: _Tally,
-        sampling: dict[str, Any],
-    ) -> RawReply:
-        # The request's cache key becomes its custom_id (the core's key: same sampling).
-        lines = _STEP.get()
-        if lines is not None:
-            lines.key = self._cache_key(step, user, schema, sampling or self.backend.sampling())
-        return await super()._ask(step, inputs, user, schema, reask, tally, sampling)

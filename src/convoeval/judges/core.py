@@ -10,8 +10,8 @@ import asyncio
 import contextlib
 import sqlite3
 import warnings
-from contextlib import AbstractAsyncContextManager
-from typing import Any, TypeVar
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel
 
@@ -65,7 +65,14 @@ class LLMJudge:
     Samples: with `samples=N` (N > 1) every step is asked N times concurrently, each sample with
     its own re-ask, retries, budget and cache entry, and the answers are combined by majority
     vote (judges/_samples.py); `Answer.vote` keeps every sample and each verdict's confidence.
+
+    Hooks for subclasses (the batch judge uses both): `keyed = True` puts each question's cache
+    key on its `BackendRequest.key` even when the judge has no cache (or lost it), and
+    `_answering()` brackets the finding of each answer (cached or asked; each sample's apart).
     """
+
+    #: Every request carries its cache key, with or without a cache (see the class docstring).
+    keyed: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -178,23 +185,33 @@ class LLMJudge:
         repeat = current_repeat()  # a repeated run's repeat: fresh samples (judges/repeat.py)
         if repeat:
             sampling = repeat_sampling(sampling, repeat, self.samples)
-        key = self._cache_key(step, user, schema, sampling) if self.cache is not None else ""
-        cached = await self._cached(key, step, inputs)
-        if cached is not None:
-            tally.add(Usage(cached=1))
-            return cached
+        keyed = self.keyed or self.cache is not None
+        key = self._cache_key(step, user, schema, sampling) if keyed else ""
         overrides = {} if sample is None and not repeat else sampling
-        try:
-            output = await ask_validated(
-                step,
-                inputs,
-                lambda reask: self._ask(step, inputs, user, schema, reask, tally, overrides),
-            )
-        except JudgeError as exc:
-            exc.mask(self.backend.secrets())
-            raise
-        await self._cache_put(key, step, output)
-        return output
+        with self._answering():
+            cached = await self._cached(key, step, inputs)
+            if cached is not None:
+                tally.add(Usage(cached=1))
+                return cached
+            try:
+                output = await ask_validated(
+                    step,
+                    inputs,
+                    lambda reask: self._ask(
+                        step, inputs, user, schema, reask, tally, overrides, key
+                    ),
+                )
+            except JudgeError as exc:
+                exc.mask(self.backend.secrets())
+                raise
+            await self._cache_put(key, step, output)
+            return output
+
+    def _answering(self) -> AbstractContextManager[None]:
+        """Entered, on the answering task, while one answer is found (from the cache or asked,
+        re-asks and retries included) and left when it is found or failed: a hook for
+        subclasses that track the steps in progress. Does nothing here."""
+        return contextlib.nullcontext()
 
     def _cache_key(
         self, step: Step[Any], user: str, schema: dict[str, Any], sampling: dict[str, Any]
@@ -254,9 +271,11 @@ class LLMJudge:
         reask: Reask | None,
         tally: _Tally,
         sampling: dict[str, Any],
+        key: str,
     ) -> RawReply:
         """One answer: fall back through output modes and adapt refused parameters on the way.
-        `sampling` holds a repeated sample's temperature and seed (empty: the backend's own)."""
+        `sampling` holds a repeated sample's temperature and seed (empty: the backend's own);
+        `key` is the question's cache key, passed on to the backend."""
         learned = self.registry.learned(self.backend.endpoint, self.backend.model)
         mode = learned.mode
         while True:
@@ -270,6 +289,7 @@ class LLMJudge:
                 frozenset(learned.adapted),
                 temperature=sampling.get("temperature"),
                 seed=sampling.get("seed"),
+                key=key,
             )
             try:
                 reply = await self._send(request, tally)

@@ -27,9 +27,10 @@ import httpx
 
 from convoeval.judges.backend import BackendFailure, BackendReply, BackendRequest, Failure
 from convoeval.judges.base import JudgeConfigError
-from convoeval.judges.cache import JudgeCache
+from convoeval.judges.cache import JudgeCache, default_cache_dir
 from convoeval.judges.core import LLMJudge
 from convoeval.judges.endpoints import ENDPOINTS, EndpointRegistry
+from convoeval.judges.recipe import OpenAIRecipe
 from convoeval.judges.retry import Limiter, RetryPolicy, parse_retry_after
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -335,6 +336,8 @@ class OpenAIJudge(LLMJudge):
     times (N requests, each at a sampling temperature) and takes the majority (docs/judges.md).
     """
 
+    timeout: float  # always set (the core's may be None)
+
     def __init__(
         self,
         model: str,
@@ -406,6 +409,34 @@ class OpenAIJudge(LLMJudge):
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.strict = strict
+
+    def recipe(self) -> OpenAIRecipe:
+        """How to build this judge again elsewhere (`OpenAIRecipe.build`): its settings, API key
+        included (kept out of the recipe's repr), and its limit, own or its endpoint's shared."""
+        cache = self.cache
+        # Kept as the Ray runner always did: bool() of a cache is its entry count, so an empty
+        # default cache travels as no cache (doubtful, but a behaviour change to fix).
+        if cache is None or cache.path == default_cache_dir() / cache.path.name:
+            where: bool | str = bool(cache)
+        else:
+            where = str(cache.path)
+        return OpenAIRecipe(
+            model=self.model,
+            base_url=self.base_url,
+            endpoint=self.endpoint,
+            api_key=self._backend._api_key,
+            cache=where,
+            timeout=self.timeout,
+            seed=self.seed,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            retry=self.retry,
+            strict=self.strict,
+            reason_first=self.reason_first,
+            samples=self.samples,
+            concurrency=self.concurrency or 1,
+            shared=self._limiter is self.registry.shared_limiter(self.endpoint),
+        )
 
     def __repr__(self) -> str:
         return f"OpenAIJudge(model={self.model!r}, endpoint={self.endpoint!r})"

@@ -15,9 +15,9 @@ from typing import Any
 
 from convoeval._version import VERSION
 from convoeval.judges import Judge, JudgePanel
-from convoeval.judges.cache import JudgeCache, default_cache_dir
 from convoeval.judges.endpoints import EndpointRegistry
 from convoeval.judges.openai_judge import OpenAIJudge
+from convoeval.judges.recipe import OpenAIRecipe
 from convoeval.metrics import Metric
 from convoeval.runner._plan import is_offline
 from convoeval.runner._ray_engine import Pending
@@ -25,8 +25,8 @@ from convoeval.runner._repeats import score_repeated
 from convoeval.runner._schedule import score_record
 from convoeval.runner.rows import ResultRow
 
-#: A judge as a worker rebuilds it: ("offline",), ("openai", settings, own limit or None when
-#: the judge shares its endpoint's default limit), ("panel", [recipes]) or ("object", judge).
+#: A judge as a worker rebuilds it: ("offline",), ("openai", OpenAIRecipe, the key of its limit
+#: in the shares), ("panel", [recipes]) or ("object", judge).
 Recipe = tuple[Any, ...]
 
 
@@ -40,27 +40,10 @@ def recipe(judge: Judge | None, limits: dict[str, int]) -> Recipe | None:
     if is_offline(judge):
         return ("offline",)
     if isinstance(judge, OpenAIJudge):
-        backend = judge._backend  # the settings it was made with, key included (never logged)
-        shared = judge._limiter is judge.registry.shared_limiter(judge.endpoint)
-        key = f"shared:{judge.endpoint}" if shared else f"limit:{id(judge)}"
-        limits[key] = judge.concurrency or 1
-        cache = judge.cache
-        default = cache is not None and cache.path == default_cache_dir() / cache.path.name
-        settings = {
-            "model": judge.model,
-            "base_url": judge.base_url,
-            "api_key": backend._api_key,
-            "cache": bool(cache) if cache is None or default else str(cache.path),
-            "timeout": judge.timeout,
-            "seed": judge.seed,
-            "temperature": judge.temperature,
-            "max_tokens": judge.max_tokens,
-            "retry": judge.retry,
-            "strict": judge.strict,
-            "reason_first": judge.reason_first,
-            "samples": judge.samples,
-        }
-        return ("openai", settings, key)
+        made = judge.recipe()  # carries the API key (kept out of its repr; never logged)
+        key = f"shared:{made.endpoint}" if made.shared else f"limit:{id(judge)}"
+        limits[key] = made.concurrency
+        return ("openai", made, key)
     return ("object", judge)  # any other judge goes as it is (it must pickle)
 
 
@@ -88,22 +71,9 @@ def build(recipe_: Recipe | None, share: dict[str, int], registry: EndpointRegis
     if kind == "panel":
         return JudgePanel([build(r, share, registry) for r in recipe_[1]])
     if kind == "openai":
-        settings, key = dict(recipe_[1]), recipe_[2]
-        cache = settings.pop("cache")
-        model = settings.pop("model")
-        if key.startswith("shared:"):
-            registry.shared_limiter(key.partition(":")[2]).limit = share[key]
-            limit = None
-        else:
-            limit = share[key]
-        return OpenAIJudge(
-            model, concurrency=limit, registry=registry, cache=_cache(cache), **settings
-        )
+        made: OpenAIRecipe = recipe_[1]
+        return made.build(registry, share[recipe_[2]])
     return recipe_[1]
-
-
-def _cache(value: bool | str) -> JudgeCache | bool:
-    return JudgeCache(value) if isinstance(value, str) else value
 
 
 class Worker:
