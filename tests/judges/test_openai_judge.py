@@ -269,3 +269,17 @@ async def test_empty_choices_is_a_judge_error(
     fault_server.raw(200, '{"id": "x", "object": "chat.completion", "created": 0, "choices": []}')
     with pytest.raises(JudgeError, match="no choices"):
         await _judge(fault_server).run(verdict_step, {"statement": "x"})
+
+
+def test_a_recipe_keeps_an_empty_default_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A fresh default cache has no entries, so bool() of it is False: it must still travel as a
+    # cache, or every Ray worker would run without one.
+    monkeypatch.setenv("CONVOEVAL_CACHE_DIR", str(tmp_path))
+    judge = OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", api_key="k")
+    assert judge.cache is not None and len(judge.cache) == 0
+    assert judge.recipe().cache is True
+    rebuilt = judge.recipe().build(EndpointRegistry(), 2)
+    assert rebuilt.cache is not None and rebuilt.cache.path == judge.cache.path
+    assert OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", cache=False).recipe().cache is False

@@ -414,10 +414,10 @@ class OpenAIJudge(LLMJudge):
         """How to build this judge again elsewhere (`OpenAIRecipe.build`): its settings, API key
         included (kept out of the recipe's repr), and its limit, own or its endpoint's shared."""
         cache = self.cache
-        # Kept as the Ray runner always did: bool() of a cache is its entry count, so an empty
-        # default cache travels as no cache (doubtful, but a behaviour change to fix).
+        # The default cache travels as True (each worker opens its own default), not bool(cache),
+        # which is the entry count: an empty default cache would become no cache.
         if cache is None or cache.path == default_cache_dir() / cache.path.name:
-            where: bool | str = bool(cache)
+            where: bool | str = cache is not None
         else:
             where = str(cache.path)
         return OpenAIRecipe(
