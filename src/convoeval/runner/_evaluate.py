@@ -260,7 +260,8 @@ async def _evaluate(
                     shown.advance()
 
             try:
-                if _ray_engine.check_options(options) and rows.to_score(scan.valid):
+                # engine options were checked once, in aevaluate
+                if options.get("engine") == "ray" and rows.to_score(scan.valid):
                     await _on_ray(rows, path, source, chosen, plan, options, on_row)
                 else:
                     await rows.run(
