@@ -18,8 +18,8 @@ from typing import Any
 
 import click
 
-from convoeval._cli_options import JUDGE_OPTIONS, topics
-from convoeval._cli_output import error_lines, fail, split_metrics
+from convoeval._cli_options import JUDGE_OPTIONS, reading_options
+from convoeval._cli_output import error_lines, fail, metric_list
 from convoeval._text import plural
 
 
@@ -46,7 +46,6 @@ def batch_command(data_options: list[Callable[[Any], Any]]) -> click.Group:
         """Write the requests the run of DATA needs next (one round) to OUTPUT (JSONL, the Batch
         API's input format; custom_id is each request's cache key). Nothing written: every
         request is answered, score with `convoeval run ... --batch`."""
-        from convoeval._cli_options import fields
         from convoeval.errors import ConvoevalError
         from convoeval.judges import resolve_judge
         from convoeval.judges.batch import OpenAIBatchJudge
@@ -67,20 +66,17 @@ def batch_command(data_options: list[Callable[[Any], Any]]) -> click.Group:
             output.write_bytes(b"")
             batching = [m for m in members(chosen) if isinstance(m, OpenAIBatchJudge)]
             files = [m.export_to(str(output)) for m in batching]
-            names = [n.strip() for item in metric_names for n in split_metrics(item) if n.strip()]
+            names = metric_list(metric_names)
             with tempfile.TemporaryDirectory(prefix="convoeval-export-") as scratch:
                 evaluate(
                     data,
                     names or None,
                     chosen,
                     output=Path(scratch) / "results.jsonl",
-                    format=layout,
-                    messages_field=messages_field,
-                    fields=fields(field_paths),
-                    limit=limit,
-                    skip_invalid=skip_invalid,
-                    reference_topics=topics(reference_topics),
                     show_progress=False,
+                    **reading_options(
+                        layout, messages_field, field_paths, limit, skip_invalid, reference_topics
+                    ),
                 )
         except ConvoevalError as exc:
             fail(error_lines(exc))

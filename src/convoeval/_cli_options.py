@@ -42,6 +42,25 @@ def fields(values: tuple[str, ...]) -> dict[str, str] | None:
     return out or None
 
 
+def reading_options(
+    layout: str,
+    messages_field: str | None,
+    field_paths: tuple[str, ...],
+    limit: int | None,
+    skip_invalid: bool,
+    reference_topics: tuple[str, ...],
+) -> dict[str, Any]:
+    """The `evaluate` keywords of the options that say how to read DATA (`run`, `batch export`)."""
+    return {
+        "format": layout,
+        "messages_field": messages_field,
+        "fields": fields(field_paths),
+        "limit": limit,
+        "skip_invalid": skip_invalid,
+        "reference_topics": topics(reference_topics),
+    }
+
+
 def topics(values: tuple[str, ...]) -> list[str] | None:
     """`--reference-topics` values; `@FILE` reads one topic per non-empty line."""
     topics: list[str] = []

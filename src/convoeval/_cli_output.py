@@ -88,3 +88,8 @@ def print_notes(result: EvaluationResult) -> None:
 def split_metrics(item: str) -> list[str]:
     """`-m a,b` is two metrics; `-m a:x=1,y=2` is one metric with two options."""
     return [item] if ":" in item else item.split(",")
+
+
+def metric_list(items: tuple[str, ...]) -> list[str]:
+    """Every metric named by the repeated `-m` option, blanks dropped (`split_metrics`)."""
+    return [name.strip() for item in items for name in split_metrics(item) if name.strip()]

@@ -19,7 +19,7 @@ from convoeval._cli_options import (
     fields,
     gate_mode,
     pairs,
-    topics,
+    reading_options,
 )
 from convoeval._cli_output import (
     EXIT_FAIL_UNDER,
@@ -27,9 +27,9 @@ from convoeval._cli_output import (
     EXIT_INTERRUPTED,
     error_lines,
     fail,
+    metric_list,
     print_notes,
     print_summary,
-    split_metrics,
     trials_of,
 )
 from convoeval._text import plural
@@ -311,7 +311,7 @@ def run(
             check_writable(report_path, "report")
         if trials is not None:
             parse_trials_option(trials)
-        names = [n.strip() for item in metric_names for n in split_metrics(item) if n.strip()]
+        names = metric_list(metric_names)
         unknown = sorted(set(gates) - {n.partition(":")[0] for n in names}) if names else []
         if unknown:
             fail([f"error: --fail-under names metrics not in this run: {unknown}"])
@@ -322,15 +322,12 @@ def run(
             output=target,
             overwrite=overwrite,
             retry_failed=retry_failed,
-            format=layout,
-            messages_field=messages_field,
-            fields=fields(field_paths),
-            limit=limit,
-            skip_invalid=skip_invalid,
-            reference_topics=topics(reference_topics),
             thresholds=limits,
             repeat=repeat,
             show_progress=not quiet,
+            **reading_options(
+                layout, messages_field, field_paths, limit, skip_invalid, reference_topics
+            ),
             **engine_options(engine, ray_address, ray_workers, ray_block_size),
         )
         gate = result.gate(gates, mode, pass_rate)
