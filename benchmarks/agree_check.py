@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _agreement_dbdc3 import dbdc3  # noqa: E402
 from _agreement_metric_path import metric_path  # noqa: E402
-from _data import SHARED_DATA, missing_data  # noqa: E402
+from _data import add_labelled_options, missing_labelled  # noqa: E402
 from _stats import Figures, read_jsonl  # noqa: E402
 from agree_data import write_all  # noqa: E402
 from agreement import TOPIC_LISTS, clinc, xstest  # noqa: E402
@@ -262,12 +262,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, help="folder for records and results (default: temp)")
-    parser.add_argument("--xstest", type=Path, default=SHARED_DATA / "xstest_refusal_dev.jsonl")
-    parser.add_argument("--clinc", type=Path, default=SHARED_DATA / "clinc150_scope_dev.jsonl")
-    parser.add_argument("--dbdc3", type=Path, default=SHARED_DATA / "dbdc3_breakdown_dev.jsonl")
+    add_labelled_options(parser)
     args = parser.parse_args(argv)
-    paths = [args.xstest, args.clinc, args.dbdc3]
-    if missing_data("agree_check.py", paths, "labelled data", "--xstest/--clinc/--dbdc3"):
+    if missing_labelled("agree_check.py", args):
         return 2
     rows: Rows = (read_jsonl(args.xstest), read_jsonl(args.clinc), read_jsonl(args.dbdc3))
     embedder = DiskCachedEmbedder()

@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import SHARED_DATA, missing_data  # noqa: E402
+from _data import add_labelled_options, missing_labelled  # noqa: E402
 from _stats import read_jsonl  # noqa: E402
 
 from convoeval.schema import MultiTurnSample, split_exchanges  # noqa: E402
@@ -156,12 +156,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path, help="folder to write the records and labels into")
-    parser.add_argument("--xstest", type=Path, default=SHARED_DATA / "xstest_refusal_dev.jsonl")
-    parser.add_argument("--clinc", type=Path, default=SHARED_DATA / "clinc150_scope_dev.jsonl")
-    parser.add_argument("--dbdc3", type=Path, default=SHARED_DATA / "dbdc3_breakdown_dev.jsonl")
+    add_labelled_options(parser)
     args = parser.parse_args(argv)
-    paths = [args.xstest, args.clinc, args.dbdc3]
-    if missing_data("agree_data.py", paths, "labelled data", "--xstest/--clinc/--dbdc3"):
+    if missing_labelled("agree_data.py", args):
         return 2
     rows = (read_jsonl(args.xstest), read_jsonl(args.clinc), read_jsonl(args.dbdc3))
     for name, path in write_all(args.out, rows, TOPIC_LISTS).items():

@@ -36,7 +36,7 @@ from _agreement_clinc import FIT_LISTS, clinc  # noqa: E402
 from _agreement_dbdc3 import dbdc3  # noqa: E402
 from _agreement_metric_path import metric_path  # noqa: E402
 from _agreement_xstest import refusal_styles, xstest  # noqa: E402
-from _data import SHARED_DATA, missing_data  # noqa: E402
+from _data import add_labelled_options, missing_labelled  # noqa: E402
 from _embed_cache import DiskCachedEmbedder  # noqa: E402
 from _stats import (  # noqa: E402
     Figures,
@@ -46,8 +46,6 @@ from _stats import (  # noqa: E402
 
 from convoeval.judges.offline.embedder import Embedder  # noqa: E402
 from convoeval.judges.offline.kit import OfflineKit  # noqa: E402
-
-DATA = SHARED_DATA
 
 #: Allowed-topic lists in plain words, and the CLINC150 domains each one covers (the lists the
 #: shipped scope constants are fitted on; `_agreement_clinc.EXTRA_LISTS` has ten more to check
@@ -103,9 +101,7 @@ def grouped(values: dict[str, Any]) -> list[tuple[str, list[str]]]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse arguments, compute the figures, print them."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--xstest", type=Path, default=DATA / "xstest_refusal_dev.jsonl")
-    parser.add_argument("--clinc", type=Path, default=DATA / "clinc150_scope_dev.jsonl")
-    parser.add_argument("--dbdc3", type=Path, default=DATA / "dbdc3_breakdown_dev.jsonl")
+    add_labelled_options(parser)
     parser.add_argument("--fit", action="store_true", help="refit the calibrated constants")
     parser.add_argument("--speed", action="store_true", help="also time the embedder (no cache)")
     parser.add_argument("--judge", help="run through the metric steps with this judge spec")
@@ -116,8 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, help="with --judge: seconds per request")
     parser.add_argument("--max-tokens", type=int, help="with --judge openai/...: answer cap")
     args = parser.parse_args(argv)
-    paths = [args.xstest, args.clinc, args.dbdc3]
-    if missing_data("agreement.py", paths, "labelled data", "--xstest/--clinc/--dbdc3"):
+    if missing_labelled("agreement.py", args):
         return 2
     if args.judge:
         from _agreement_llm import run

@@ -28,7 +28,7 @@ sys.path.insert(0, str(HERE))
 
 from _agreement_clinc import EXTRA_LISTS, FIT_LISTS  # noqa: E402
 from _agreement_dbdc3 import dbdc3_windows  # noqa: E402
-from _data import SHARED_DATA, missing_data  # noqa: E402
+from _data import add_labelled_options, missing_labelled  # noqa: E402
 from _embed_cache import DiskCachedEmbedder  # noqa: E402
 from _stats import (  # noqa: E402
     F64,
@@ -257,20 +257,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse arguments and print the variants asked for (both by default)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("parts", nargs="*", help="relevance and/or scope (default: both)")
-    parser.add_argument("--clinc", type=Path, default=SHARED_DATA / "clinc150_scope_dev.jsonl")
-    parser.add_argument("--dbdc3", type=Path, default=SHARED_DATA / "dbdc3_breakdown_dev.jsonl")
-    parser.add_argument("--xstest", type=Path, default=SHARED_DATA / "xstest_refusal_dev.jsonl")
+    add_labelled_options(parser)
     args = parser.parse_args(argv)
     known = ["relevance", "scope", "refusal", "scope_ranking"]
     parts = args.parts or known
     if set(parts) - set(known):
         parser.error(f"unknown part(s) {sorted(set(parts) - set(known))}")
-    if missing_data(
-        "offline_variants.py",
-        [args.clinc, args.dbdc3, args.xstest],
-        "labelled data",
-        "--clinc/--dbdc3/--xstest",
-    ):
+    if missing_labelled("offline_variants.py", args):
         return 2
     embedder = DiskCachedEmbedder()
     try:
