@@ -1,5 +1,6 @@
 """The two-exchange conversation the judge tests share: an in-scope question answered, an
-off-topic one declined (one verdict per exchange, topic or reply to script)."""
+off-topic one declined (one verdict per exchange, topic or reply to script); `parcels(n)` gives
+n records of it that ask about n different parcels."""
 
 from __future__ import annotations
 
@@ -14,3 +15,17 @@ PARCEL = MultiTurnSample(
     ],
     reference_topics=["orders and shipping"],
 )
+
+
+def parcels(count: int) -> list[MultiTurnSample]:
+    """`count` records of PARCEL, ids r0, r1, ..., record i asking "Where is parcel i?" (so no
+    two records send the same request)."""
+    rest = PARCEL.user_input[1:]
+    return [
+        MultiTurnSample(
+            user_input=[HumanMessage(content=f"Where is parcel {i}?"), *rest],
+            reference_topics=PARCEL.reference_topics,
+            id=f"r{i}",
+        )
+        for i in range(count)
+    ]

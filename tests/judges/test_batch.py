@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 from _batch_server import BatchServer, schema_answer
+from _parcel import parcels
 
-from convoeval import AIMessage, HumanMessage, MultiTurnSample, evaluate
+from convoeval import evaluate
 from convoeval.judges import JudgeCache, JudgeConfigError, resolve_judge
 from convoeval.judges._batch_rounds import Line, Rounds
 from convoeval.judges.backend import BackendReply
@@ -30,22 +31,6 @@ def server() -> Iterator[BatchServer]:
     found = BatchServer()
     yield found
     found.close()
-
-
-def _samples(count: int) -> list[MultiTurnSample]:
-    return [
-        MultiTurnSample(
-            user_input=[
-                HumanMessage(content=f"Where is parcel {i}?"),
-                AIMessage(content="It ships today."),
-                HumanMessage(content="Which stocks should I buy?"),
-                AIMessage(content="I cannot give investment advice."),
-            ],
-            reference_topics=["parcel delivery"],
-            id=f"r{i}",
-        )
-        for i in range(count)
-    ]
 
 
 def _judge(server: BatchServer, tmp_path: Path, **options: Any) -> OpenAIBatchJudge:
@@ -66,7 +51,7 @@ def _schema(body: dict[str, Any]) -> str:
 
 def _run(judge: OpenAIBatchJudge, tmp_path: Path, count: int) -> Any:
     out = tmp_path / "results.jsonl"
-    return evaluate(_samples(count), ["topic_adherence"], judge, output=out, show_progress=False)
+    return evaluate(parcels(count), ["topic_adherence"], judge, output=out, show_progress=False)
 
 
 def test_a_multi_record_run_sends_one_batch_per_round(server: BatchServer, tmp_path: Path) -> None:
@@ -87,9 +72,7 @@ def test_a_multi_record_run_sends_one_batch_per_round(server: BatchServer, tmp_p
         ("batch_2", "collected", 12),
     ]
     assert len(JudgeCache(tmp_path / "cache.sqlite3")) == 18
-    again = evaluate(
-        _samples(6), ["topic_adherence"], _judge(server, tmp_path), show_progress=False
-    )
+    again = evaluate(parcels(6), ["topic_adherence"], _judge(server, tmp_path), show_progress=False)
     assert again.usage.cached == 18 and len(server.batches) == 2  # answered from the cache
 
 
@@ -234,7 +217,7 @@ def test_the_batch_judge_needs_the_cache_and_an_llm_judge(tmp_path: Path) -> Non
 
 
 def test_identical_requests_share_one_line(server: BatchServer, tmp_path: Path) -> None:
-    samples = _samples(1) * 3  # three records asking exactly the same questions
+    samples = parcels(1) * 3  # three records asking exactly the same questions
     for i, sample in enumerate(samples):
         samples[i] = sample.model_copy(update={"id": f"copy{i}"})
     out = tmp_path / "results.jsonl"
@@ -253,7 +236,7 @@ def test_a_batch_created_but_not_recorded_is_found_by_its_input_file(
 ) -> None:
     out = tmp_path / "results.jsonl"
     first = _judge(server, tmp_path / "a")
-    evaluate(_samples(2), ["topic_adherence"], first, output=out, show_progress=False)
+    evaluate(parcels(2), ["topic_adherence"], first, output=out, show_progress=False)
     # As if the run had been killed after creating batch 1 but before recording its id, and
     # before writing a row: the sidecar knows only the uploaded input file.
     sidecar = out.with_name(out.name + ".meta.json")
@@ -263,7 +246,7 @@ def test_a_batch_created_but_not_recorded_is_found_by_its_input_file(
     sidecar.write_text(json.dumps(meta))
     out.write_text("")
     second = _judge(server, tmp_path / "b")  # a fresh cache: only batch 1's lines can answer
-    result = evaluate(_samples(2), ["topic_adherence"], second, output=out, show_progress=False)
+    result = evaluate(parcels(2), ["topic_adherence"], second, output=out, show_progress=False)
     assert result.summary()["topic_adherence"]["scored"] == 2
     assert [len(b) for b in server.batches] == [2, 4, 4]  # round 1 was not sent again
     assert server.twice() == sorted(server.batches[1])

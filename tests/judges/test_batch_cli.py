@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 from _batch_server import BatchServer, schema_answer
-
-from convoeval import AIMessage, HumanMessage, MultiTurnSample
+from _parcel import parcels
 
 #: A port nothing listens on: the export/import commands must never reach a server.
 NOWHERE = "http://127.0.0.1:9/v1"
@@ -33,17 +32,7 @@ def server() -> Iterator[BatchServer]:
 def _data(tmp_path: Path, count: int) -> Path:
     path = tmp_path / "data.jsonl"
     with path.open("w") as handle:
-        for i in range(count):
-            sample = MultiTurnSample(
-                user_input=[
-                    HumanMessage(content=f"Where is parcel {i}?"),
-                    AIMessage(content="It ships today."),
-                    HumanMessage(content="Which stocks should I buy?"),
-                    AIMessage(content="I cannot give investment advice."),
-                ],
-                reference_topics=["parcel delivery"],
-                id=f"r{i}",
-            )
+        for sample in parcels(count):
             handle.write(json.dumps(sample.to_dict()) + "\n")
     return path
 
