@@ -88,6 +88,15 @@ def _columns(windows: list[Window], embed: Callable[[Sequence[str]], Any]) -> di
     return cols
 
 
+#: Five more features that cost no model time (no joined text, no position).
+_FREE = (
+    "cos_last_reply",
+    "cos_last_input",
+    "input_is_question",
+    "input_word_overlap",
+    "cos_input_squared",
+)
+
 RELEVANCE_SETS: dict[str, tuple[str, ...]] = {
     "shipped (11 features)": rf.FEATURE_NAMES,
     "the 5 features of calibration 2026-12-01.2, window as one joined text": (
@@ -98,30 +107,11 @@ RELEVANCE_SETS: dict[str, tuple[str, ...]] = {
         "reply_is_question",
     ),
     "shipped + joined-text window cosine": (*rf.FEATURE_NAMES, "cos_joined_context"),
-    "shipped + 5 more, all free (no joined text, no position)": (
-        *rf.FEATURE_NAMES,
-        "cos_last_reply",
-        "cos_last_input",
-        "input_is_question",
-        "input_word_overlap",
-        "cos_input_squared",
-    ),
-    "shipped + 6 more (no position)": (
-        *rf.FEATURE_NAMES,
-        "cos_last_reply",
-        "cos_last_input",
-        "input_is_question",
-        "input_word_overlap",
-        "cos_input_squared",
-        "cos_joined_context",
-    ),
+    "shipped + 5 more, all free (no joined text, no position)": (*rf.FEATURE_NAMES, *_FREE),
+    "shipped + 6 more (no position)": (*rf.FEATURE_NAMES, *_FREE, "cos_joined_context"),
     "shipped + 6 more + has_history (a position feature)": (
         *rf.FEATURE_NAMES,
-        "cos_last_reply",
-        "cos_last_input",
-        "input_is_question",
-        "input_word_overlap",
-        "cos_input_squared",
+        *_FREE,
         "cos_joined_context",
         "has_history",
     ),
