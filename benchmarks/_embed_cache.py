@@ -1,7 +1,8 @@
 """An Embedder whose vectors persist in a file under /tmp between benchmark runs.
 
 Refits and repeated runs of `agreement.py` then embed only texts they have not seen; the cache is
-keyed by the model's pinned SHA-256, so another model never reads stale vectors.
+keyed by the model's pinned SHA-256 and the arithmetic it runs in, so another model never reads
+stale vectors.
 """
 
 from __future__ import annotations
@@ -15,8 +16,11 @@ from pathlib import Path
 import numpy as np
 
 from convoeval.judges.offline.embedder import DIM, MODEL_SHA256, Embedder, FloatArray
+from convoeval.judges.offline.quantize import ARITHMETIC
 
-CACHE_FILE = Path(tempfile.gettempdir()) / f"convoeval-embeddings-{MODEL_SHA256[:12]}.pkl"
+CACHE_FILE = (
+    Path(tempfile.gettempdir()) / f"convoeval-embeddings-{MODEL_SHA256[:12]}-{ARITHMETIC}.pkl"
+)
 
 
 class DiskCachedEmbedder(Embedder):
