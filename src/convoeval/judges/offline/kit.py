@@ -13,11 +13,13 @@ from convoeval.judges.offline.embedder import MODEL_NAME, Embedder, FloatArray, 
 from convoeval.judges.offline.refusal import localise, logistic, refusal_features
 from convoeval.judges.offline.relevance import Window
 from convoeval.judges.offline.relevance_features import relevance_probabilities
-from convoeval.judges.offline.scope import scope_probabilities
+from convoeval.judges.offline.scope import scope_probabilities, topic_vectors
 from convoeval.judges.offline.segment import Request, segment_requests
 
 #: Every kit score is re-centred so that the shipped verdict is `score >= DECISION`.
 DECISION = 0.5
+#: How many topic lists a kit keeps the vectors of.
+_TOPIC_MEMO = 64
 
 
 def _recentre(probs: Sequence[float], threshold: float) -> list[float]:
@@ -36,6 +38,8 @@ class OfflineKit:
 
     def __init__(self, embedder: Embedder | None = None) -> None:
         self._embedder = embedder or get_embedder()
+        #: Topic lists -> their vectors: a run asks about the same few lists for every record.
+        self._topic_memo: dict[tuple[str, ...], FloatArray] = {}
 
     @property
     def embedder(self) -> Embedder:
@@ -81,8 +85,21 @@ class OfflineKit:
             self.embed,
             temperature=cal.SCOPE_TEMPERATURE,
             overlap=cal.SCOPE_OVERLAP,
+            vectors=self._topic_vectors,
         )
         return _recentre(probs, cal.SCOPE_THRESHOLD)
+
+    def _topic_vectors(self, topics: Sequence[str]) -> FloatArray:
+        """`scope.topic_vectors`, remembered for the last `_TOPIC_MEMO` lists (read-only)."""
+        key = tuple(topics)
+        found = self._topic_memo.get(key)
+        if found is None:
+            found = topic_vectors(key, self.embed)
+            found.flags.writeable = False
+            if len(self._topic_memo) >= _TOPIC_MEMO:
+                self._topic_memo.pop(next(iter(self._topic_memo)), None)
+            self._topic_memo[key] = found
+        return found
 
     def in_scope(self, texts: Sequence[str], topics: Sequence[str]) -> list[bool]:
         """In-scope verdicts at the shipped threshold."""

@@ -68,6 +68,7 @@ def integer_products(model: onnx.ModelProto, *, signed: bool) -> int:
     ]
     dropped: set[int] = set()
     nodes: list[onnx.NodeProto] = []
+    quantized: dict[str, str] = {}  # input -> prefix of its quantized form (Q, K, V share one)
     rewritten = 0
     for node in graph.node:
         found = _dequantized_weight(node, producer, weights)
@@ -84,33 +85,22 @@ def integer_products(model: onnx.ModelProto, *, signed: bool) -> int:
         added += [
             _constant(p + "w", values),
             _constant(p + "scales", numpy_helper.to_array(scale).reshape(-1).astype(np.float32)),
-            _constant(p + "flat", np.array([-1, rows], np.int64)),
             _constant(p + "width", np.array([columns], np.int64)),
         ]
-        if opset >= 18:
-            reduce = helper.make_node("ReduceMax", [p + "abs", "int8.axis"], [p + "max"])
-        else:
-            reduce = helper.make_node("ReduceMax", [p + "abs"], [p + "max"], axes=[1])
-        integer_inputs = [p + "q", p + "w", "int8.one", p + "scales", "int8.zero"]
+        x = quantized.get(node.input[0])
+        if x is None:
+            x = quantized[node.input[0]] = p
+            added.append(_constant(p + "flat", np.array([-1, rows], np.int64)))
+            nodes += _quantize_rows(node.input[0], p, opset)
+        integer_inputs = [x + "q", p + "w", "int8.one", p + "scales", "int8.zero"]
         if not signed:
             integer_inputs.append("int8.zero")
         nodes += [
-            helper.make_node("Shape", [node.input[0]], [p + "shape"]),
-            helper.make_node("Reshape", [node.input[0], p + "flat"], [p + "x"]),  # (tokens, rows)
-            helper.make_node("Abs", [p + "x"], [p + "abs"]),
-            reduce,  # (tokens, 1), keepdims
-            helper.make_node("Max", [p + "max", "int8.eps"], [p + "range"]),
-            helper.make_node("Div", ["int8.levels", p + "range"], [p + "up"]),
-            helper.make_node("Mul", [p + "x", p + "up"], [p + "scaled"]),
-            helper.make_node("Add", [p + "scaled", "int8.shift"], [p + "shifted"]),
-            helper.make_node("Cast", [p + "shifted"], [p + "q"], to=onnx.TensorProto.UINT8),
             helper.make_node(
                 "MatMulIntegerToFloat", integer_inputs, [p + "y"], domain="com.microsoft"
             ),
-            helper.make_node("Div", [p + "range", "int8.levels"], [p + "down"]),
-            helper.make_node("Mul", [p + "y", p + "down"], [p + "out"]),
-            helper.make_node("Slice", [p + "shape", "int8.lead", "int8.last"], [p + "lead"]),
-            helper.make_node("Concat", [p + "lead", p + "width"], [p + "out_shape"], axis=0),
+            helper.make_node("Mul", [p + "y", x + "down"], [p + "out"]),
+            helper.make_node("Concat", [x + "lead", p + "width"], [p + "out_shape"], axis=0),
             helper.make_node("Reshape", [p + "out", p + "out_shape"], list(node.output)),
         ]
         for old in (mul, cast):  # the float copy of the weights is no longer made
@@ -126,6 +116,28 @@ def integer_products(model: onnx.ModelProto, *, signed: bool) -> int:
     if not any(o.domain == "com.microsoft" for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     return rewritten
+
+
+def _quantize_rows(x: str, p: str, opset: int) -> list[onnx.NodeProto]:
+    """Nodes turning `x` (..., rows) into `p`q: uint8 (tokens, rows), each token scaled by
+    127/max|token| and shifted by 128; `p`down is max|token|/127 and `p`lead x's leading dims."""
+    if opset >= 18:
+        reduce = helper.make_node("ReduceMax", [p + "abs", "int8.axis"], [p + "max"])
+    else:
+        reduce = helper.make_node("ReduceMax", [p + "abs"], [p + "max"], axes=[1])
+    return [
+        helper.make_node("Shape", [x], [p + "shape"]),
+        helper.make_node("Slice", [p + "shape", "int8.lead", "int8.last"], [p + "lead"]),
+        helper.make_node("Reshape", [x, p + "flat"], [p + "x"]),  # (tokens, rows)
+        helper.make_node("Abs", [p + "x"], [p + "abs"]),
+        reduce,  # (tokens, 1), keepdims
+        helper.make_node("Max", [p + "max", "int8.eps"], [p + "range"]),
+        helper.make_node("Div", ["int8.levels", p + "range"], [p + "up"]),
+        helper.make_node("Mul", [p + "x", p + "up"], [p + "scaled"]),
+        helper.make_node("Add", [p + "scaled", "int8.shift"], [p + "shifted"]),
+        helper.make_node("Cast", [p + "shifted"], [p + "q"], to=onnx.TensorProto.UINT8),
+        helper.make_node("Div", [p + "range", "int8.levels"], [p + "down"]),
+    ]
 
 
 def _constant(name: str, value: np.ndarray) -> onnx.TensorProto:

@@ -129,6 +129,7 @@ def scope_probabilities(
     temperature: float,
     overlap: float,
     background_topics: Sequence[str] = BACKGROUND_TOPICS,
+    vectors: Callable[[Sequence[str]], FloatArray] | None = None,
 ) -> list[float]:
     """P(allowed) per text, relative to the list's own competition.
 
@@ -137,14 +138,17 @@ def scope_probabilities(
     get if it were equally close to every topic. Without that, a list of three topics clears any
     fixed cut-off more easily than a list of one. Background topics whose vector is closer than
     `overlap` to an allowed topic are dropped, so an allowed topic never competes with its own
-    synonym.
+    synonym. `vectors` turns topic names into vectors (default: `topic_vectors` over `embed`; the
+    kit passes a memo of it, since every conversation of a run has the same topics).
     """
     if not texts:
         return []
     if not topics:
         return [0.0] * len(texts)
-    allowed = topic_vectors(topics, embed)
-    background = topic_vectors(background_topics, embed)
+    if vectors is None:
+        vectors = lambda names: topic_vectors(names, embed)  # noqa: E731
+    allowed = vectors(topics)
+    background = vectors(background_topics)
     keep = (background @ allowed.T).max(axis=1) < overlap
     background = background[keep]
     vecs = embed(texts)
