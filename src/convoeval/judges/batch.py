@@ -213,11 +213,9 @@ class OpenAIBatchJudge(LLMJudge):
         )
         answers = cache if isinstance(cache, JudgeCache) else JudgeCache()
         self.journal = Journal(f"openai/{model} at {live.endpoint}")
-        api = BatchAPI(
-            live._backend, live._backend._api_key, LineSpool(answers.path), self.journal, poll=poll
-        )
+        api = BatchAPI(live.chat, LineSpool(answers.path), self.journal, poll=poll)
         self._batch = OpenAIBatchBackend(
-            live._backend, api, settle=settle, quiet=quiet, max_requests=max_requests
+            live.chat, api, settle=settle, quiet=quiet, max_requests=max_requests
         )
         super().__init__(
             self._batch,

@@ -175,6 +175,11 @@ class OpenAIChatBackend:
         found += [parts.password or "", *(v for _, v in parse_qsl(parts.query))]
         return tuple(v for v in found if v)
 
+    def client_options(self) -> dict[str, str]:
+        """`api_key` and `base_url` for another client of this endpoint (the openai SDK's, for
+        the Batch API). Holds the key: pass it to the client, never show or log it."""
+        return {"api_key": self._api_key, "base_url": self.base_url}
+
     def _client(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
@@ -410,6 +415,11 @@ class OpenAIJudge(LLMJudge):
         self.max_tokens = max_tokens
         self.strict = strict
 
+    @property
+    def chat(self) -> OpenAIChatBackend:
+        """The chat-completions backend: its settings, request bodies and client options."""
+        return self._backend
+
     def recipe(self) -> OpenAIRecipe:
         """How to build this judge again elsewhere (`OpenAIRecipe.build`): its settings, API key
         included (kept out of the recipe's repr), and its limit, own or its endpoint's shared."""
@@ -424,7 +434,7 @@ class OpenAIJudge(LLMJudge):
             model=self.model,
             base_url=self.base_url,
             endpoint=self.endpoint,
-            api_key=self._backend._api_key,
+            api_key=self._backend.client_options()["api_key"],
             cache=where,
             timeout=self.timeout,
             seed=self.seed,
