@@ -20,7 +20,7 @@ import ssl
 import weakref
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import httpx
@@ -123,6 +123,13 @@ def _rejected_param(response: httpx.Response, sent: Mapping[str, Any]) -> str | 
     return None
 
 
+class ClientOptions(TypedDict):
+    """What another client of a judge's endpoint needs (the openai SDK's keyword arguments)."""
+
+    api_key: str
+    base_url: str
+
+
 @functools.cache
 def _tls_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
     """httpx's default TLS context (certifi's CAs, or SSL_CERT_FILE / SSL_CERT_DIR), built once
@@ -175,10 +182,10 @@ class OpenAIChatBackend:
         found += [parts.password or "", *(v for _, v in parse_qsl(parts.query))]
         return tuple(v for v in found if v)
 
-    def client_options(self) -> dict[str, str]:
+    def client_options(self) -> ClientOptions:
         """`api_key` and `base_url` for another client of this endpoint (the openai SDK's, for
         the Batch API). Holds the key: pass it to the client, never show or log it."""
-        return {"api_key": self._api_key, "base_url": self.base_url}
+        return ClientOptions(api_key=self._api_key, base_url=self.base_url)
 
     def _client(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
