@@ -437,20 +437,10 @@ class OpenAIJudge(LLMJudge):
             where: bool | str = cache is not None
         else:
             where = str(cache.path)
-        return OpenAIRecipe(
-            model=self.model,
-            base_url=self.base_url,
-            endpoint=self.endpoint,
-            api_key=self._backend.client_options()["api_key"],
+        return OpenAIRecipe.of(
+            self,
+            **self._backend.client_options(),
             cache=where,
-            timeout=self.timeout,
-            seed=self.seed,
-            temperature=self.temperature,
-            max_tokens=self.max_tokens,
-            retry=self.retry,
-            strict=self.strict,
-            reason_first=self.reason_first,
-            samples=self.samples,
             concurrency=self.concurrency or 1,
             shared=self._limiter is self.registry.shared_limiter(self.endpoint),
         )
