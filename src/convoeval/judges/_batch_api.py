@@ -196,7 +196,7 @@ class BatchAPI:
         for line in found:
             sent = lines.get(line["custom_id"])
             if sent is not None:
-                outcomes[sent.cid] = outcome(self.chat, line, sent.body, sent.mode)
+                outcomes[sent.cid] = outcome(line, sent.body, sent.mode)
         if status != "completed":
             missing = BackendFailure(
                 Failure.RETRYABLE, f"batch {batch_id} {status} before this request was answered"

@@ -136,7 +136,7 @@ class OpenAIBatchBackend:
 
     async def _spooled(self, cid: str) -> Outcome | None:
         body = await self.api.spool.aget(cid)
-        return None if body is None else stored_reply(self.chat, body)
+        return None if body is None else stored_reply(body)
 
     async def aclose(self) -> None:
         """Stop polling on this loop (batches in flight stay on the server for a rerun), drop
