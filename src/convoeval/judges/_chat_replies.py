@@ -100,26 +100,19 @@ def status_failure(response: httpx.Response, sent: Mapping[str, Any], mode: str)
 def read_reply(response: httpx.Response) -> BackendReply:
     """A 200 answer's content, finish reason and token counts; a body with no usable choice is
     a fatal failure saying what came back."""
-    kind = response.headers.get("content-type", "no content type")
     try:
         payload = response.json()
     except ValueError:
         payload = None
     if not isinstance(payload, Mapping):
-        raise BackendFailure(
-            Failure.FATAL,
-            f"unusable server response: HTTP 200 with a body that is not a JSON object "
-            f"(content type {kind}); first bytes: {_first_bytes(response.content)}",
+        raise _unusable(
+            "unusable server response: HTTP 200 with a body that is not a JSON object", response
         )
     choices = payload.get("choices")
     first = choices[0] if isinstance(choices, list) and choices else None
     message = first.get("message") if isinstance(first, Mapping) else None
     if not isinstance(message, Mapping):
-        raise BackendFailure(
-            Failure.FATAL,
-            f"the server answered HTTP 200 with no choices (content type {kind}); "
-            f"first bytes: {_first_bytes(response.content)}",
-        )
+        raise _unusable("the server answered HTTP 200 with no choices", response)
     content = message.get("content")
     if content is None:
         content = message.get("refusal") or ""
@@ -131,6 +124,13 @@ def read_reply(response: httpx.Response) -> BackendReply:
         prompt_tokens=_int(usage.get("prompt_tokens")),
         completion_tokens=_int(usage.get("completion_tokens")),
     )
+
+
+def _unusable(problem: str, response: httpx.Response) -> BackendFailure:
+    """The fatal failure of a 200 with an unusable body: `problem`, its content type and start."""
+    kind = response.headers.get("content-type", "no content type")
+    shown = _first_bytes(response.content)
+    return BackendFailure(Failure.FATAL, f"{problem} (content type {kind}); first bytes: {shown}")
 
 
 def _int(value: Any) -> int | None:
