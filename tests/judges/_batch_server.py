@@ -89,6 +89,8 @@ class BatchServer:
         self.submitted: Counter[str] = Counter()
         self.batches: list[list[str]] = []
         self.polls = 0
+        #: The Authorization headers received (the client's key must arrive, and only there).
+        self.authorizations: set[str] = set()
         self._go = threading.Event()
         self._go.set()
         self._lock = threading.Lock()
@@ -251,6 +253,12 @@ def _handler(server: BatchServer) -> type[BaseHTTPRequestHandler]:
 
         def _missing(self) -> None:
             self._send(404, {"error": {"message": f"no such thing: {self.path}"}})
+
+        def parse_request(self) -> bool:
+            parsed = super().parse_request()
+            if parsed:
+                server.authorizations.add(self.headers.get("Authorization", ""))
+            return parsed
 
         def do_GET(self) -> None:
             path = self.path.split("?")[0].removeprefix("/v1")

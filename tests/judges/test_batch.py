@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -251,3 +252,16 @@ def test_a_batch_created_but_not_recorded_is_found_by_its_input_file(
     assert [len(b) for b in server.batches] == [2, 4, 4]  # round 1 was not sent again
     assert server.twice() == sorted(server.batches[1])
     assert result.meta["batches"][0]["id"] == "batch_1"
+
+
+def test_the_key_goes_to_the_server_only_never_into_a_repr_a_log_or_a_file(
+    server: BatchServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)  # httpx's and the openai SDK's request logs included
+    judge, key = _judge(server, tmp_path), "sk-test"
+    assert _run(judge, tmp_path, 2).summary()["topic_adherence"]["scored"] == 2
+    assert server.authorizations == {f"Bearer {key}"}
+    shown = (judge, judge.backend, judge._batch.api, judge._batch.chat, judge.describe())
+    files = [p.read_text() for p in tmp_path.glob("results.jsonl*")]
+    assert "HTTP Request: POST" in caplog.text and len(files) == 2
+    assert key not in "".join([*map(repr, shown), *map(str, shown), caplog.text, *files])

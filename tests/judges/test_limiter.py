@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from convoeval.judges.retry import Limiter
 
 
@@ -47,3 +49,59 @@ async def test_a_cancelled_waiter_gives_its_turn_to_the_next() -> None:
     release.set()
     await asyncio.gather(holder, waiting[1])
     assert served == ["next"] and waiting[0].cancelled()
+
+
+async def test_a_changed_limit_holds_on_a_loop_already_used() -> None:
+    # Growing admits waiters at once; shrinking lets the requests in flight finish and admits
+    # new ones only below the new limit.
+    limiter = Limiter(2)
+    release = asyncio.Event()
+    held = 0
+    seen: list[int] = []  # requests in flight when each one got its slot
+
+    async def request() -> None:
+        nonlocal held
+        async with limiter.slot():
+            held += 1
+            seen.append(held)
+            await release.wait()
+            await asyncio.sleep(0.002)
+            held -= 1
+
+    tasks = [asyncio.create_task(request()) for _ in range(12)]
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert (held, limiter.peak) == (2, 2)
+    limiter.limit = 5
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert (held, limiter.peak, limiter.limit) == (5, 5, 5)
+    limiter.limit = 1
+    release.set()
+    await asyncio.gather(*tasks)
+    assert seen == [1, 2, 3, 4, 5] + [1] * 7 and limiter.peak == 5
+
+
+def test_a_limit_below_one_is_refused_when_set() -> None:
+    limiter = Limiter(3)
+    with pytest.raises(ValueError, match="concurrency must be >= 1, not 0"):
+        limiter.limit = 0
+    assert limiter.limit == 3
+
+
+async def test_a_waiter_cancelled_after_it_was_handed_a_slot_passes_the_slot_on() -> None:
+    limiter = Limiter(1)
+    served: list[str] = []
+
+    async def request(name: str) -> None:
+        async with limiter.slot():
+            served.append(name)
+
+    held = limiter.slot()
+    await held.__aenter__()
+    handed, after = (asyncio.create_task(request(n)) for n in ("handed", "after"))
+    await asyncio.sleep(0)
+    await held.__aexit__(None, None, None)  # hands the slot to "handed", which has not run yet
+    handed.cancel()
+    await asyncio.gather(handed, after, return_exceptions=True)
+    assert served == ["after"] and handed.cancelled() and limiter.peak == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 import pickle
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -152,6 +153,30 @@ def test_a_recipe_rebuilds_the_judge_and_never_shows_the_key(tmp_path: Path) -> 
     other = shared.recipe().build(elsewhere, 4)
     assert other.concurrency == 4 and elsewhere.shared_limiter(other.endpoint).limit == 4
     assert registry.shared_limiter(shared.endpoint).limit == 16  # the original's is untouched
+
+
+def test_a_recipe_carries_every_setting(tmp_path: Path) -> None:
+    # Every keyword argument set away from its default: the rebuilt judge's recipe is the same.
+    judge = OpenAIJudge(
+        "m",
+        base_url="http://127.0.0.1:9/v1",
+        api_key="sk-every-setting",
+        concurrency=3,
+        cache=JudgeCache(tmp_path / "c.sqlite"),
+        timeout=7.5,
+        seed=11,
+        temperature=0.3,
+        max_tokens=99,
+        retry=RetryPolicy(max_retries=4, base_delay_s=0.1),
+        strict=False,
+        retry_budget=42.0,
+        registry=EndpointRegistry(),
+        reason_first=True,
+        samples=3,
+    )
+    made = judge.recipe()
+    assert made.retry.max_total_s == 42.0 and made.cache == str(tmp_path / "c.sqlite")
+    assert made.build(EndpointRegistry(), 2).recipe() == replace(made, concurrency=2)
 
 
 async def test_base_url_and_key_come_from_the_environment(

@@ -100,7 +100,6 @@ class BatchAPI:
     def __init__(
         self,
         chat: OpenAIChatBackend,
-        api_key: str,
         spool: LineSpool,
         journal: Journal,
         *,
@@ -108,7 +107,6 @@ class BatchAPI:
         status: Callable[[str], None] | None = None,
     ) -> None:
         self.chat = chat
-        self._api_key = api_key
         self.spool = spool
         self.journal = journal
         self.poll = poll
@@ -123,9 +121,7 @@ class BatchAPI:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
-            client = openai.AsyncOpenAI(
-                api_key=self._api_key, base_url=self.chat.base_url, max_retries=3, timeout=120.0
-            )
+            client = openai.AsyncOpenAI(**self.chat.client_options(), max_retries=3, timeout=120.0)
             self._clients[loop] = client
         return client
 
@@ -200,7 +196,7 @@ class BatchAPI:
         for line in found:
             sent = lines.get(line["custom_id"])
             if sent is not None:
-                outcomes[sent.cid] = outcome(self.chat, line, sent.body, sent.mode)
+                outcomes[sent.cid] = outcome(line, sent.body, sent.mode)
         if status != "completed":
             missing = BackendFailure(
                 Failure.RETRYABLE, f"batch {batch_id} {status} before this request was answered"

@@ -1,6 +1,6 @@
 """Batch API lines: a request's `custom_id` and its line of the input JSONL, what a line of the
-output or error file means (a reply, or a failure classified as the chat backend classifies a
-live answer), and the spool that keeps answered lines until their step is done.
+output or error file means (a reply, or a failure classified as a live answer is), and the spool
+that keeps answered lines until their step is done.
 
 A `custom_id` is the request's cache key, plus a suffix for the variants of one question that are
 separate requests: a fallback output mode, adapted parameters, the re-ask. The spool is a table
@@ -20,8 +20,8 @@ from typing import Any, Final
 
 import httpx
 
+from convoeval.judges._chat_replies import read_reply, status_failure
 from convoeval.judges.backend import BackendFailure, BackendReply, BackendRequest, Failure
-from convoeval.judges.openai_judge import OpenAIChatBackend
 
 #: The endpoint every line of a convoeval batch goes to.
 LINE_URL: Final = "/v1/chat/completions"
@@ -83,9 +83,7 @@ def answered_body(line: Mapping[str, Any]) -> dict[str, Any] | None:
     return dict(body) if isinstance(body, Mapping) else None
 
 
-def outcome(
-    chat: OpenAIChatBackend, line: Mapping[str, Any], sent: Mapping[str, Any], mode: str
-) -> Outcome:
+def outcome(line: Mapping[str, Any], sent: Mapping[str, Any], mode: str) -> Outcome:
     """What one output or error line means for its request (`sent` is the request's body)."""
     response = line.get("response")
     if isinstance(response, Mapping) and isinstance(response.get("status_code"), int):
@@ -93,8 +91,8 @@ def outcome(
         body = response.get("body")
         http = httpx.Response(status, json=body if body is not None else {})
         if status == 200:
-            return reply(chat, http)
-        return chat._status_failure(http, sent, mode)
+            return reply(http)
+        return status_failure(http, sent, mode)
     error = line.get("error")
     error = error if isinstance(error, Mapping) else {}
     code = error.get("code") or "error"
@@ -102,17 +100,17 @@ def outcome(
     return BackendFailure(Failure.RETRYABLE, f"the batch line failed: {code}: {message}")
 
 
-def reply(chat: OpenAIChatBackend, http: httpx.Response) -> Outcome:
-    """A 200 chat completion read as the chat backend reads a live one."""
+def reply(http: httpx.Response) -> Outcome:
+    """A 200 chat completion read as a live one is."""
     try:
-        return chat._reply(http)
+        return read_reply(http)
     except BackendFailure as failure:
         return failure
 
 
-def stored_reply(chat: OpenAIChatBackend, body: str) -> Outcome:
+def stored_reply(body: str) -> Outcome:
     """A spooled answer (its chat-completion body as JSON text) read back."""
-    return reply(chat, httpx.Response(200, content=body.encode("utf-8"), headers=_JSON))
+    return reply(httpx.Response(200, content=body.encode("utf-8"), headers=_JSON))
 
 
 _JSON = {"content-type": "application/json"}

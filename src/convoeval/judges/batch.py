@@ -136,7 +136,7 @@ class OpenAIBatchBackend:
 
     async def _spooled(self, cid: str) -> Outcome | None:
         body = await self.api.spool.aget(cid)
-        return None if body is None else stored_reply(self.chat, body)
+        return None if body is None else stored_reply(body)
 
     async def aclose(self) -> None:
         """Stop polling on this loop (batches in flight stay on the server for a rerun), drop
@@ -213,11 +213,9 @@ class OpenAIBatchJudge(LLMJudge):
         )
         answers = cache if isinstance(cache, JudgeCache) else JudgeCache()
         self.journal = Journal(f"openai/{model} at {live.endpoint}")
-        api = BatchAPI(
-            live._backend, live._backend._api_key, LineSpool(answers.path), self.journal, poll=poll
-        )
+        api = BatchAPI(live.chat, LineSpool(answers.path), self.journal, poll=poll)
         self._batch = OpenAIBatchBackend(
-            live._backend, api, settle=settle, quiet=quiet, max_requests=max_requests
+            live.chat, api, settle=settle, quiet=quiet, max_requests=max_requests
         )
         super().__init__(
             self._batch,

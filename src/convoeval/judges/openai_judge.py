@@ -1,9 +1,10 @@
 """The `openai` judge: any OpenAI-compatible chat-completions server, with structured output.
 
 `OpenAIChatBackend` does one `POST /chat/completions` over httpx and classifies what came back
-(retryable, format rejected, parameter rejected, fatal), saying in every message what the server
-sent or what failed. `OpenAIJudge` is that backend under the shared `LLMJudge` core, which owns
-the cache, limit, timeout, retries, re-ask and usage. API keys only ever go into the header.
+(retryable, format rejected, parameter rejected, fatal; judges/_chat_replies.py), saying in every
+message what the server sent or what failed. `OpenAIJudge` is that backend under the shared
+`LLMJudge` core, which owns the cache, limit, timeout, retries, re-ask and usage. API keys only
+ever go into the header.
 Why httpx and not the openai SDK: the core must see every answer's raw status, headers and body
 (an HTML 200, Retry-After-ms, a reset mid-body) and own timeouts and retries itself; the SDK
 wraps, retries and re-times those in ways the core would have to undo.
@@ -13,36 +14,28 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import os
 import re
 import ssl
 import weakref
-from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import httpx
 
+from convoeval.judges._chat_replies import read_reply, status_failure
 from convoeval.judges.backend import BackendFailure, BackendReply, BackendRequest, Failure
 from convoeval.judges.base import JudgeConfigError
 from convoeval.judges.cache import JudgeCache, default_cache_dir
 from convoeval.judges.core import LLMJudge
 from convoeval.judges.endpoints import ENDPOINTS, EndpointRegistry
 from convoeval.judges.recipe import OpenAIRecipe
-from convoeval.judges.retry import Limiter, RetryPolicy, parse_retry_after
+from convoeval.judges.retry import Limiter, RetryPolicy
 
 OPENAI_URL = "https://api.openai.com/v1"
 #: The key sent to local servers that need none (never a real credential).
 PLACEHOLDER_KEY = "not-needed"
-_FORMAT_WORDS = ("response_format", "json_schema", "json_object")
-#: Sampling parameters some models refuse (OpenAI's reasoning models), and how to adapt:
-#: `max_tokens` becomes `max_completion_tokens`; `temperature` and `seed` are left out.
-_PARAM_FIXES = ("max_tokens", "temperature", "seed")
-#: HTTP statuses worth retrying (as the OpenAI SDK does): timeout, conflict, rate limit, 5xx.
-_RETRY_STATUS = frozenset({408, 409, 429})
-_SHOWN_BYTES = 200
 
 
 def redact_url(url: str) -> str:
@@ -81,46 +74,11 @@ def _strict_compatible(schema: Any) -> bool:
     return True
 
 
-def _first_bytes(data: bytes) -> str:
-    text = data[:_SHOWN_BYTES].decode("utf-8", errors="replace")
-    more = f"... ({len(data)} bytes)" if len(data) > _SHOWN_BYTES else ""
-    return f"{text!r}{more}" if text else "(empty body)"
+class ClientOptions(TypedDict):
+    """What another client of a judge's endpoint needs (the openai SDK's keyword arguments)."""
 
-
-def _error_message(response: httpx.Response) -> str:
-    """The server's error message (OpenAI-style `{"error": {"message": ...}}`) or first bytes."""
-    try:
-        body = response.json()
-    except ValueError:
-        return _first_bytes(response.content)
-    error = body.get("error", body) if isinstance(body, Mapping) else body
-    message = error.get("message") if isinstance(error, Mapping) else None
-    return str(message) if message else _first_bytes(response.content)
-
-
-def _retry_after(headers: httpx.Headers) -> float | None:
-    seconds = parse_retry_after(headers.get("retry-after"))
-    if seconds is None and headers.get("retry-after-ms"):
-        ms = parse_retry_after(headers.get("retry-after-ms"))
-        seconds = None if ms is None else ms / 1000
-    return seconds
-
-
-def _rejected_param(response: httpx.Response, sent: Mapping[str, Any]) -> str | None:
-    """The adaptable parameter a 400 refuses, if it names one that was sent."""
-    try:
-        body = response.json()
-    except ValueError:
-        body = {}
-    error = body.get("error", body) if isinstance(body, Mapping) else {}
-    named = error.get("param") if isinstance(error, Mapping) else None
-    text = response.text.lower()
-    if "unsupported" not in text and "not supported" not in text:
-        return None
-    for param in _PARAM_FIXES:
-        if param in sent and (named == param or f"'{param}'" in text):
-            return param
-    return None
+    api_key: str
+    base_url: str
 
 
 @functools.cache
@@ -174,6 +132,11 @@ class OpenAIChatBackend:
         found = [] if self._api_key == PLACEHOLDER_KEY else [self._api_key]
         found += [parts.password or "", *(v for _, v in parse_qsl(parts.query))]
         return tuple(v for v in found if v)
+
+    def client_options(self) -> ClientOptions:
+        """`api_key` and `base_url` for another client of this endpoint (the openai SDK's, for
+        the Batch API). Holds the key: pass it to the client, never show or log it."""
+        return ClientOptions(api_key=self._api_key, base_url=self.base_url)
 
     def _client(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
@@ -240,75 +203,8 @@ class OpenAIChatBackend:
                 Failure.FATAL, f"unusable server response: {type(exc).__name__}: {exc}"
             ) from None
         if response.status_code != 200:
-            raise self._status_failure(response, body, request.mode)
-        return self._reply(response)
-
-    def _status_failure(
-        self, response: httpx.Response, sent: Mapping[str, Any], mode: str
-    ) -> BackendFailure:
-        status, message = response.status_code, _error_message(response)
-        if status == 429:
-            return BackendFailure(
-                Failure.RETRYABLE,
-                f"HTTP 429 rate limited: {message}",
-                retry_after=_retry_after(response.headers),
-            )
-        if status >= 500 or status in _RETRY_STATUS:
-            kind = "server error" if status >= 500 else "retryable"
-            return BackendFailure(
-                Failure.RETRYABLE,
-                f"HTTP {status} {kind}: {message}",
-                retry_after=_retry_after(response.headers),
-            )
-        if status == 400:
-            param = _rejected_param(response, sent)
-            if param is not None:
-                return BackendFailure(
-                    Failure.PARAM_REJECTED,
-                    f"the server refused the request: HTTP 400: {message}",
-                    param=param,
-                )
-            if mode != "prompt" and any(w in response.text for w in _FORMAT_WORDS):
-                return BackendFailure(
-                    Failure.FORMAT_REJECTED,
-                    f"the server rejected the request: HTTP 400: {message}",
-                )
-        return BackendFailure(
-            Failure.FATAL, f"the server refused the request: HTTP {status}: {message}"
-        )
-
-    def _reply(self, response: httpx.Response) -> BackendReply:
-        kind = response.headers.get("content-type", "no content type")
-        try:
-            payload = response.json()
-        except ValueError:
-            payload = None
-        if not isinstance(payload, Mapping):
-            raise BackendFailure(
-                Failure.FATAL,
-                f"unusable server response: HTTP 200 with a body that is not a JSON object "
-                f"(content type {kind}); first bytes: {_first_bytes(response.content)}",
-            )
-        choices = payload.get("choices")
-        first = choices[0] if isinstance(choices, list) and choices else None
-        message = first.get("message") if isinstance(first, Mapping) else None
-        if not isinstance(message, Mapping):
-            raise BackendFailure(
-                Failure.FATAL,
-                f"the server answered HTTP 200 with no choices (content type {kind}); "
-                f"first bytes: {_first_bytes(response.content)}",
-            )
-        content = message.get("content")
-        if content is None:
-            content = message.get("refusal") or ""
-        usage = payload.get("usage")
-        usage = usage if isinstance(usage, Mapping) else {}
-        return BackendReply(
-            content=content if isinstance(content, str) else json.dumps(content),
-            finish_reason=first.get("finish_reason") if isinstance(first, Mapping) else None,
-            prompt_tokens=_int(usage.get("prompt_tokens")),
-            completion_tokens=_int(usage.get("completion_tokens")),
-        )
+            raise status_failure(response, body, request.mode)
+        return read_reply(response)
 
 
 #: What an httpx transport error with an empty message means.
@@ -318,10 +214,6 @@ _TRANSPORT_DETAIL = {
     "WriteError": "the connection was reset while sending the request",
     "ConnectError": "could not connect (nothing listening, or the host is unreachable)",
 }
-
-
-def _int(value: Any) -> int | None:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 class OpenAIJudge(LLMJudge):
@@ -410,6 +302,11 @@ class OpenAIJudge(LLMJudge):
         self.max_tokens = max_tokens
         self.strict = strict
 
+    @property
+    def chat(self) -> OpenAIChatBackend:
+        """The chat-completions backend: its settings, request bodies and client options."""
+        return self._backend
+
     def recipe(self) -> OpenAIRecipe:
         """How to build this judge again elsewhere (`OpenAIRecipe.build`): its settings, API key
         included (kept out of the recipe's repr), and its limit, own or its endpoint's shared."""
@@ -420,20 +317,10 @@ class OpenAIJudge(LLMJudge):
             where: bool | str = cache is not None
         else:
             where = str(cache.path)
-        return OpenAIRecipe(
-            model=self.model,
-            base_url=self.base_url,
-            endpoint=self.endpoint,
-            api_key=self._backend._api_key,
+        return OpenAIRecipe.of(
+            self,
+            **self._backend.client_options(),
             cache=where,
-            timeout=self.timeout,
-            seed=self.seed,
-            temperature=self.temperature,
-            max_tokens=self.max_tokens,
-            retry=self.retry,
-            strict=self.strict,
-            reason_first=self.reason_first,
-            samples=self.samples,
             concurrency=self.concurrency or 1,
             shared=self._limiter is self.registry.shared_limiter(self.endpoint),
         )

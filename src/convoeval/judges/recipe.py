@@ -8,8 +8,8 @@ of its repr and str.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
 
 from convoeval.judges.cache import JudgeCache
 from convoeval.judges.endpoints import EndpointRegistry
@@ -18,11 +18,15 @@ from convoeval.judges.retry import RetryPolicy
 if TYPE_CHECKING:
     from convoeval.judges.openai_judge import OpenAIJudge
 
+#: Marks the fields that say how the judge's limit is shared (not keyword arguments).
+_LIMIT = {"limit": True}
+
 
 @dataclass(frozen=True)
 class OpenAIRecipe:
     """The settings an `OpenAIJudge` was made with (`OpenAIJudge.recipe()`), and its limit.
 
+    The fields up to `samples` are the judge's keyword arguments of those names (`kwargs()`).
     `concurrency` is the judge's limit on requests in flight; `shared` says whether that is its
     endpoint's shared default limit (used by every judge there that set none) rather than its
     own. `cache` is True for the default cache, False for none, else the cache file's path.
@@ -30,7 +34,6 @@ class OpenAIRecipe:
 
     model: str
     base_url: str = field(repr=False)  # may hold a password or a key in its query
-    endpoint: str
     api_key: str = field(repr=False)
     cache: bool | str
     timeout: float
@@ -41,8 +44,23 @@ class OpenAIRecipe:
     strict: bool | None
     reason_first: bool
     samples: int
-    concurrency: int
-    shared: bool
+    endpoint: str = field(metadata=_LIMIT)
+    concurrency: int = field(metadata=_LIMIT)
+    shared: bool = field(metadata=_LIMIT)
+
+    @classmethod
+    def of(cls, judge: OpenAIJudge, **given: Any) -> OpenAIRecipe:
+        """The recipe of `judge`: the `given` fields, the others read from the judge's
+        attributes of the same names."""
+        names = (f.name for f in fields(cls))
+        return cls(**{n: given[n] if n in given else getattr(judge, n) for n in names})
+
+    def kwargs(self) -> dict[str, Any]:
+        """The judge's keyword arguments (its cache opened; no limit and no registry)."""
+        made = {f.name: getattr(self, f.name) for f in fields(self) if not f.metadata}
+        if isinstance(self.cache, str):
+            made["cache"] = JudgeCache(self.cache)
+        return made
 
     def build(self, registry: EndpointRegistry, concurrency: int) -> OpenAIJudge:
         """The judge, using `registry`, with `concurrency` requests in flight: its own limit,
@@ -51,19 +69,5 @@ class OpenAIRecipe:
 
         if self.shared:
             registry.shared_limiter(self.endpoint).limit = concurrency
-        return OpenAIJudge(
-            self.model,
-            base_url=self.base_url,
-            api_key=self.api_key,
-            concurrency=None if self.shared else concurrency,
-            cache=JudgeCache(self.cache) if isinstance(self.cache, str) else self.cache,
-            timeout=self.timeout,
-            seed=self.seed,
-            temperature=self.temperature,
-            max_tokens=self.max_tokens,
-            retry=self.retry,
-            strict=self.strict,
-            registry=registry,
-            reason_first=self.reason_first,
-            samples=self.samples,
-        )
+        own = None if self.shared else concurrency
+        return OpenAIJudge(**self.kwargs(), concurrency=own, registry=registry)

@@ -10,6 +10,7 @@ import asyncio
 import random
 import time
 import weakref
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
@@ -96,41 +97,74 @@ class RetryBudget:
 
 
 class _LoopLimit:
-    """A counting limit on one event loop; records the peak in use.
+    """The slots of one limiter on one event loop; records the peak in use.
 
-    A FIFO semaphore: a freed slot wakes only the oldest waiter (a condition notifying every
-    waiter woke each of the hundreds of queued requests on every release, for nothing).
+    FIFO: a freed slot goes to the oldest waiter only (a condition notifying every waiter woke
+    each of the hundreds of queued requests on every release, for nothing). The limit is read
+    at each admission, so a changed limit holds from then on.
     """
 
     def __init__(self, owner: Limiter) -> None:
+        self.owner = owner
         self.active = 0
         self.peak = 0
-        self._free = asyncio.Semaphore(owner.limit)
+        self._waiting: deque[asyncio.Future[None]] = deque()
+
+    def admit(self) -> None:
+        """Hand free slots to the oldest waiters (after a release, or when the limit grew)."""
+        while self._waiting and self.active < self.owner.limit:
+            waiter = self._waiting.popleft()
+            if not waiter.done():  # skip a waiter that was cancelled
+                self.active += 1
+                self.peak = max(self.peak, self.active)
+                waiter.set_result(None)
+
+    def _release(self) -> None:
+        self.active -= 1
+        self.admit()
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
-        async with self._free:
-            self.active += 1
-            self.peak = max(self.peak, self.active)
-            try:
-                yield
-            finally:
-                self.active -= 1
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiting.append(waiter)
+        self.admit()  # a free slot is handed over at once (the wait below then returns)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if not waiter.cancelled():  # cancelled just after it was handed a slot: pass it on
+                self._release()
+            raise
+        try:
+            yield
+        finally:
+            self._release()
 
 
 class Limiter:
     """At most `limit` requests in flight, on each event loop the owner is used from.
 
-    asyncio primitives never cross event loops, so each loop gets its own count.
+    asyncio primitives never cross event loops, so each loop gets its own count. `limit` may be
+    changed at any time: a larger one admits waiters at once; a smaller one lets the requests in
+    flight finish and admits new ones only below it.
     """
 
     def __init__(self, limit: int) -> None:
-        if limit < 1:
-            raise ValueError("concurrency must be >= 1")
-        self.limit = limit
+        self._limit = _checked(limit)
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopLimit] = (
             weakref.WeakKeyDictionary()
         )
+
+    @property
+    def limit(self) -> int:
+        """The most requests in flight at once, on each event loop."""
+        return self._limit
+
+    @limit.setter
+    def limit(self, limit: int) -> None:
+        self._limit = _checked(limit)
+        for loop, here in list(self._loops.items()):
+            if not loop.is_closed():  # the loop may run in another thread
+                loop.call_soon_threadsafe(here.admit)
 
     def _here(self) -> _LoopLimit:
         loop = asyncio.get_running_loop()
@@ -148,3 +182,9 @@ class Limiter:
         """The most slots held at once on the running loop (0 if never used there)."""
         limit = self._loops.get(asyncio.get_running_loop())
         return 0 if limit is None else limit.peak
+
+
+def _checked(limit: int) -> int:
+    if limit < 1:
+        raise ValueError(f"concurrency must be >= 1, not {limit}")
+    return limit
