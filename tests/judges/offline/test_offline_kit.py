@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from convoeval.judges.offline import OfflineKit, Window
+from convoeval.judges.offline import OfflineKit, Window, refusal, scope
+from convoeval.judges.offline import calibration as cal
+from convoeval.judges.offline.kit import _recentre
+from convoeval.judges.offline.refusal import logistic
 
 
 def test_embed_and_similarity(kit: OfflineKit) -> None:
@@ -137,3 +140,34 @@ def test_one_reply_serving_two_requests_is_judged_per_request(kit: OfflineKit) -
     # Without the requests (or with a single one) the whole reply is judged, as calibrated.
     assert kit.is_refusal([reply]) == [True]
     assert kit.refusal_scores([reply], requests[:1]) == kit.refusal_scores([reply])
+
+
+def test_fixed_vectors_are_embedded_once_per_kit_and_change_no_score(kit: OfflineKit) -> None:
+    seen: list[int] = []
+
+    class Counting:  # the shared embedder, counting the texts each call asks for
+        def embed(self, texts: list[str]) -> np.ndarray:
+            seen.append(len(texts))
+            return kit.embedder.embed(texts)
+
+    fresh = OfflineKit(Counting())  # type: ignore[arg-type]
+    requests = ["Can I change my card's PIN?", "Tell me a joke"]
+    topics = ["banking", "credit cards"]
+    replies = ["Sorry, I can only help with banking.", "Your PIN can be changed in the app."]
+    first = (fresh.scope_scores(requests, topics), fresh.refusal_scores(replies))
+    assert sum(seen) > 100  # the background topics' phrasings, the prototypes
+    seen.clear()
+    again = (fresh.scope_scores(requests, topics), fresh.refusal_scores(replies))
+    assert again == first and sum(seen) == len(requests) + len(replies)
+    # The same figures as computed afresh by the module functions, without the kit's cache.
+    probs = scope.scope_probabilities(
+        requests,
+        topics,
+        kit.embed,
+        temperature=cal.SCOPE_TEMPERATURE,
+        overlap=cal.SCOPE_OVERLAP,
+    )
+    assert first[0] == _recentre(probs, cal.SCOPE_THRESHOLD)
+    feats = refusal.refusal_features(replies, kit.embed)
+    refused = logistic(feats, cal.REFUSAL_WEIGHTS, cal.REFUSAL_BIAS)
+    assert first[1] == _recentre(refused, cal.REFUSAL_THRESHOLD)

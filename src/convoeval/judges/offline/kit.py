@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,8 +19,6 @@ from convoeval.judges.offline.segment import Request, segment_requests
 
 #: Every kit score is re-centred so that the shipped verdict is `score >= DECISION`.
 DECISION = 0.5
-#: How many topic lists a kit keeps the vectors of.
-_TOPIC_MEMO = 64
 
 
 def _recentre(probs: Sequence[float], threshold: float) -> list[float]:
@@ -38,8 +37,23 @@ class OfflineKit:
 
     def __init__(self, embedder: Embedder | None = None) -> None:
         self._embedder = embedder or get_embedder()
-        #: Topic lists -> their vectors: a run asks about the same few lists for every record.
-        self._topic_memo: dict[tuple[str, ...], FloatArray] = {}
+        # Vectors of fixed texts (refusal prototypes, topic lists), computed once per kit
+        # instead of once per conversation; read-only, as they are shared.
+        self._fixed = functools.lru_cache(maxsize=16)(self._frozen(lambda t: self.embed(t)))
+        self._topics = functools.lru_cache(maxsize=256)(
+            self._frozen(lambda topics: topic_vectors(topics, self.embed))
+        )
+
+    @staticmethod
+    def _frozen(
+        compute: Callable[[tuple[str, ...]], FloatArray],
+    ) -> Callable[[tuple[str, ...]], FloatArray]:
+        def frozen(texts: tuple[str, ...]) -> FloatArray:
+            vectors = compute(texts)
+            vectors.setflags(write=False)
+            return vectors
+
+        return frozen
 
     @property
     def embedder(self) -> Embedder:
@@ -65,7 +79,7 @@ class OfflineKit:
             if len(requests) != len(replies):
                 raise ValueError("requests and replies must have the same length")
             texts = localise(texts, list(requests), self.embed)
-        feats = refusal_features(texts, self.embed)
+        feats = refusal_features(texts, self.embed, self._fixed)
         probs = logistic(feats, cal.REFUSAL_WEIGHTS, cal.REFUSAL_BIAS)
         return _recentre(probs, cal.REFUSAL_THRESHOLD)
 
@@ -85,21 +99,9 @@ class OfflineKit:
             self.embed,
             temperature=cal.SCOPE_TEMPERATURE,
             overlap=cal.SCOPE_OVERLAP,
-            vectors=self._topic_vectors,
+            vectors=self._topics,
         )
         return _recentre(probs, cal.SCOPE_THRESHOLD)
-
-    def _topic_vectors(self, topics: Sequence[str]) -> FloatArray:
-        """`scope.topic_vectors`, remembered for the last `_TOPIC_MEMO` lists (read-only)."""
-        key = tuple(topics)
-        found = self._topic_memo.get(key)
-        if found is None:
-            found = topic_vectors(key, self.embed)
-            found.flags.writeable = False
-            if len(self._topic_memo) >= _TOPIC_MEMO:
-                self._topic_memo.pop(next(iter(self._topic_memo)), None)
-            self._topic_memo[key] = found
-        return found
 
     def in_scope(self, texts: Sequence[str], topics: Sequence[str]) -> list[bool]:
         """In-scope verdicts at the shipped threshold."""

@@ -346,17 +346,20 @@ def phrase_features(reply: str) -> list[float]:
 
 
 def refusal_features(
-    replies: Sequence[str], embed: Callable[[Sequence[str]], FloatArray]
+    replies: Sequence[str],
+    embed: Callable[[Sequence[str]], FloatArray],
+    fixed: Callable[[tuple[str, ...]], FloatArray] | None = None,
 ) -> npt.NDArray[np.float64]:
-    """The (n, len(FEATURE_NAMES)) feature matrix for `replies`."""
+    """The (n, len(FEATURE_NAMES)) feature matrix for `replies`; `fixed` embeds the prototypes
+    (a caller's cache of their vectors; `embed` by default)."""
     feats = np.array([phrase_features(r) for r in replies], dtype=np.float64).reshape(
         len(replies), len(FEATURE_NAMES)
     )
     if not replies:
         return feats
     heads = embed([opening(r) or r for r in replies])
-    refusal = embed(REFUSAL_PROTOTYPES)
-    answer = embed(ANSWER_PROTOTYPES)
+    refusal = (fixed or embed)(REFUSAL_PROTOTYPES)
+    answer = (fixed or embed)(ANSWER_PROTOTYPES)
     margin = (heads @ refusal.T).max(axis=1) - (heads @ answer.T).max(axis=1)
     feats[:, FEATURE_NAMES.index("embedding_margin")] = margin
     return feats

@@ -129,7 +129,7 @@ def scope_probabilities(
     temperature: float,
     overlap: float,
     background_topics: Sequence[str] = BACKGROUND_TOPICS,
-    vectors: Callable[[Sequence[str]], FloatArray] | None = None,
+    vectors: Callable[[tuple[str, ...]], FloatArray] | None = None,
 ) -> list[float]:
     """P(allowed) per text, relative to the list's own competition.
 
@@ -138,17 +138,16 @@ def scope_probabilities(
     get if it were equally close to every topic. Without that, a list of three topics clears any
     fixed cut-off more easily than a list of one. Background topics whose vector is closer than
     `overlap` to an allowed topic are dropped, so an allowed topic never competes with its own
-    synonym. `vectors` turns topic names into vectors (default: `topic_vectors` over `embed`; the
-    kit passes a memo of it, since every conversation of a run has the same topics).
+    synonym. `vectors` gives a tuple of topics' `topic_vectors` (a caller's cache of them, as
+    they depend on nothing else); by default they are computed here.
     """
     if not texts:
         return []
     if not topics:
         return [0.0] * len(texts)
-    if vectors is None:
-        vectors = lambda names: topic_vectors(names, embed)  # noqa: E731
-    allowed = vectors(topics)
-    background = vectors(background_topics)
+    vectors = vectors or (lambda names: topic_vectors(names, embed))
+    allowed = vectors(tuple(topics))
+    background = vectors(tuple(background_topics))
     keep = (background @ allowed.T).max(axis=1) < overlap
     background = background[keep]
     vecs = embed(texts)
