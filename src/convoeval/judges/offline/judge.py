@@ -20,9 +20,9 @@ from convoeval.judges.step import StepInputs
 #: Offline steps that may run at once in the process, whatever the judges. Each thread spends
 #: most of its time waiting for the embedder, which serves every waiting thread in one grouped
 #: model call (`Embedder.embed`), so more threads mean bigger model calls, not more CPU threads
-#: fighting over the two cores. Topic adherence on benchmarks/speed.py's workload, shared machine:
-#: 13-14, 11-16, 16-17 and 18-19 conversations/s with 4, 16, 32 and 64 threads (README).
-STEP_THREADS = 32
+#: fighting over the two cores. Topic adherence on benchmarks/speed.py's workload, integer model:
+#: 82, 90-98 and 100-104 conversations/s with 16, 32 and 64 threads, 95 with 128 (README).
+STEP_THREADS = 64
 
 _pool: tuple[int, ThreadPoolExecutor] | None = None
 _pool_lock = threading.Lock()

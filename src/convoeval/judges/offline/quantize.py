@@ -39,6 +39,15 @@ def signed_weights_exact() -> bool:
     return " avx512_vnni" in flags or " avx_vnni" in flags
 
 
+def integer_model(path: Path, *, signed: bool) -> bytes:
+    """The model file at `path` with `integer_products` applied, serialised for onnxruntime
+    (the parsed model is dropped on return, so only the bytes outlive this call)."""
+    model = onnx.load(str(path))
+    integer_products(model, signed=signed)
+    data: bytes = model.SerializeToString()
+    return data
+
+
 def integer_products(model: onnx.ModelProto, *, signed: bool) -> int:
     """Rewrite `model` in place so its int8-weight MatMuls multiply in integers; return how many.
 
