@@ -5,7 +5,9 @@ after `delay` seconds (validating, in_progress with growing request counts, comp
 expired), answering every line with `responder(body)` (default: a schema-valid answer built from
 the request's JSON schema and prompt). Faults on demand: `lose` (batch numbers, from 1, that
 answer 404 once created), `hide` (batch numbers whose creation is answered 500 although the batch
-was created), `expire` (batch numbers that expire after half their lines), `fail`
+was created), `expire` (batch numbers that expire after half their lines), `refuse` (batch
+number -> (code, message): the batch ends `failed` while validating, with that `errors` entry
+and no output file, as OpenAI refuses a whole batch), `fail`
 (a function of the custom_id, how often it was submitted and the request body: an HTTP status,
 or a status and message, for an error line; None for an answer), and `hold` (batches are not
 worked on until `release()`). It counts every custom_id submitted (`submitted`), the lines of
@@ -81,6 +83,8 @@ class BatchServer:
         self.delay = delay
         self.lose: set[int] = set()
         self.expire: set[int] = set()
+        #: Batch numbers refused as a whole (status failed): the code and message of the error.
+        self.refuse: dict[int, tuple[str, str]] = {}
         #: Batch numbers whose creation is answered 500 although the batch was created.
         self.hide: set[int] = set()
         self.fail: Callable[[str, int, dict[str, Any]], int | tuple[int, str] | None] = (
@@ -170,6 +174,12 @@ class BatchServer:
         self, batch_id: str, number: int, lines: list[dict[str, Any]], times: dict[str, int]
     ) -> None:
         time.sleep(self.delay)
+        if number in self.refuse:  # refused while validating: nothing is run
+            code, message = self.refuse[number]
+            error = {"code": code, "message": message, "param": None, "line": 1}
+            errors = {"object": "list", "data": [error]}
+            self._set(batch_id, status="failed", errors=errors, failed_at=int(time.time()))
+            return
         self._set(batch_id, status="in_progress")
         self._go.wait()
         out: list[bytes] = []

@@ -137,6 +137,46 @@ def test_a_lost_batch_and_an_expired_batch_are_sent_again(
     assert statuses[:2] == [("batch_1", "lost", None), ("batch_2", "collected", "expired")]
 
 
+def test_a_batch_refused_as_a_whole_fails_its_samples_and_a_rerun_sends_only_those(
+    server: BatchServer, tmp_path: Path
+) -> None:
+    """A batch the server refuses as a whole (status `failed`, its `errors` set: an invalid input
+    file, a model the batch endpoint does not serve, an enqueued-token limit) is not sent again
+    by the run: the same input file would be refused the same way, and a limit that clears later
+    is better met by rerunning than by a follow-up batch sent at once. Every sample waiting on it
+    is recorded as a failure naming the batch and the server's error (no score); the round-1
+    answers stay cached, so `retry_failed` sends only the refused requests again."""
+    server.refuse = {2: ("token_limit_exceeded", "Enqueued token limit reached for m")}
+    out = tmp_path / "results.jsonl"
+    result = _run(_judge(server, tmp_path), tmp_path, 3)
+    stats = result.summary()["topic_adherence"]
+    assert (stats["scored"], stats["failed"]) == (0, 3)
+    assert [len(b) for b in server.batches] == [3, 6]  # the refused batch was not sent again
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["scores"]["topic_adherence"] for r in rows] == [None] * 3
+    for row in rows:
+        message = row["errors"]["topic_adherence"]["message"]
+        assert "the server refused batch batch_2" in message
+        assert "token_limit_exceeded: Enqueued token limit reached for m (input line 1)" in message
+    entries = [(e["id"], e["status"], e["requests"]) for e in result.meta["batches"]]
+    assert entries == [("batch_1", "collected", 3), ("batch_2", "failed", 6)]
+    assert "token_limit_exceeded" in result.meta["batches"][1]["error"]
+
+    again = evaluate(
+        parcels(3),
+        ["topic_adherence"],
+        _judge(server, tmp_path),
+        output=out,
+        retry_failed=True,
+        show_progress=False,
+    )
+    assert again.summary()["topic_adherence"]["scored"] == 3
+    assert sorted(server.batches[2]) == sorted(server.batches[1])  # round 1 came from the cache
+    assert len(server.batches) == 3 and server.twice() == sorted(server.batches[1])
+    statuses = [(e["id"], e["status"]) for e in again.meta["batches"]]
+    assert statuses == [("batch_1", "collected"), ("batch_2", "failed"), ("batch_3", "collected")]
+
+
 def test_a_batch_whose_creation_answer_was_lost_is_found_not_sent_again(
     server: BatchServer, tmp_path: Path
 ) -> None:
