@@ -6,7 +6,8 @@ journal (the results sidecar), polls it (reporting its status and its own reques
 downloads the output and error files, spools the answered lines and returns every line's outcome.
 A batch the server lost (404) or that failed to reach a final state gives retryable failures; an
 expired or cancelled batch gives its answered lines and retryable failures for the rest; a batch
-the server refused as a whole (status failed) gives its errors as final failures.
+the server refused as a whole (status failed) gives its errors as final failures (not sent again:
+the same input would be refused again; they are kept in its journal entry).
 
 `BatchAPI.resume` picks up the batches a killed run left in flight (journal entries not yet
 collected): it waits for each to end and spools its answered lines, so the resumed run reads them
@@ -177,10 +178,10 @@ class BatchAPI:
             self.journal.update(entry, status="lost")
             raise
         status = str(batch.status)
-        if status == "failed":
-            self.journal.update(entry, status="failed")
+        if status == "failed":  # refused as a whole: the same input would be refused again
             errors = getattr(getattr(batch, "errors", None), "data", None) or []
-            said = "; ".join(f"{e.code}: {e.message}" for e in errors[:3]) or "no reason given"
+            said = "; ".join(_said(e) for e in errors[:3]) or "no reason given"
+            self.journal.update(entry, status="failed", error=said)
             failure = BackendFailure(Failure.FATAL, f"the server refused batch {batch_id}: {said}")
             return dict.fromkeys(lines or {}, failure)
         found: list[dict[str, Any]] = []
@@ -286,6 +287,14 @@ class BatchAPI:
     def _say(self, text: str) -> None:
         if self.status is not None:
             self.status(text)
+
+
+def _said(error: Any) -> str:
+    """One error of a refused batch: its code, message and input line, as far as given."""
+    code, message = getattr(error, "code", None), getattr(error, "message", None)
+    line = getattr(error, "line", None)
+    text = ": ".join(str(part) for part in (code, message) if part) or "an error"
+    return text if line is None else f"{text} (input line {line})"
 
 
 def _failure(exc: openai.APIError, doing: str) -> BackendFailure:
