@@ -111,7 +111,7 @@ class BatchServer:
         self._thread.start()
 
     def hold(self) -> None:
-        """Batches created from now on wait (in_progress) until `release()`."""
+        """Batches created from now on wait (validating) until `release()`."""
         self._go.clear()
 
     def release(self) -> None:
@@ -174,6 +174,7 @@ class BatchServer:
         self, batch_id: str, number: int, lines: list[dict[str, Any]], times: dict[str, int]
     ) -> None:
         time.sleep(self.delay)
+        self._go.wait()
         if number in self.refuse:  # refused while validating: nothing is run
             code, message = self.refuse[number]
             error = {"code": code, "message": message, "param": None, "line": 1}
@@ -181,7 +182,6 @@ class BatchServer:
             self._set(batch_id, status="failed", errors=errors, failed_at=int(time.time()))
             return
         self._set(batch_id, status="in_progress")
-        self._go.wait()
         out: list[bytes] = []
         errors: list[bytes] = []
         counts = {"total": len(lines), "completed": 0, "failed": 0}

@@ -108,6 +108,57 @@ def test_a_killed_run_resumes_its_batch_in_flight_and_sends_no_request_twice(
     ]
 
 
+def test_a_resumed_run_meets_its_batch_refused_then_a_refused_round_exits_4(
+    server: BatchServer, tmp_path: Path
+) -> None:
+    """The batch a killed run left in flight was then refused as a whole: the resumed run
+    records it as failed and asks its requests afresh (none was answered). That run's round-2
+    batch is refused too: its pairs fail naming the batch and the server's error, exit code 4,
+    and the refused batch is not sent again."""
+    data = _data(tmp_path, 3)
+    args = ["run", str(data), "-m", "topic_adherence", "--judge", "openai/m"]
+    args += ["--base-url", server.url, "--batch", "-o", "results.jsonl"]
+    server.hold()
+    first = subprocess.Popen(
+        _command(*args),
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    sidecar = tmp_path / "results.jsonl.meta.json"
+    deadline = time.monotonic() + 60
+    while not _submitted(sidecar) and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _submitted(sidecar), "the run never recorded its batch"
+    first.send_signal(signal.SIGKILL)
+    first.wait(30)
+    server.refuse = {
+        1: ("invalid_json_line", "This line is not parseable as valid JSON."),
+        3: ("token_limit_exceeded", "Enqueued token limit reached for m."),
+    }
+    server.release()
+
+    done = _convoeval(tmp_path, *args)
+    assert done.returncode == 4, done.stderr
+    assert [len(b) for b in server.batches] == [3, 3, 6]  # no batch sent after the refused one
+    assert sorted(server.batches[1]) == sorted(server.batches[0])
+    assert "failed: 3 (record, metric) pairs could not be scored" in done.stderr
+    assert "--retry-failed" in done.stderr and "Traceback" not in done.stderr
+    rows = _rows(tmp_path / "results.jsonl")
+    assert [r["scores"]["topic_adherence"] for r in rows] == [None] * 3
+    for row in rows:
+        message = row["errors"]["topic_adherence"]["message"]
+        assert "the server refused batch batch_3: token_limit_exceeded: Enqueued" in message
+    meta = json.loads(sidecar.read_text())
+    assert [(e["id"], e["status"]) for e in meta["batches"]] == [
+        ("batch_1", "failed"),
+        ("batch_2", "collected"),
+        ("batch_3", "failed"),
+    ]
+    assert "invalid_json_line: This line is not parseable" in meta["batches"][0]["error"]
+
+
 def _answer(requests: Path, answers: Path) -> int:
     """Act as an offline batch runner: answer every request line of `requests`."""
     lines = [json.loads(line) for line in requests.read_text().splitlines()]
