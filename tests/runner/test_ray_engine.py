@@ -8,6 +8,7 @@ purpose, with that reason)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -289,3 +290,67 @@ def test_a_killed_ray_run_resumes_without_asking_again_for_written_rows(
     assert again | written == set(range(60))
     assert [r["index"] for r in _rows(out)] == list(range(60))
     assert result.summary()["conversation_relevancy"]["scored"] == 60
+
+
+def test_a_run_that_loses_every_worker_stops_keeps_its_rows_and_resumes(
+    ray_address: str, tmp_path: Path, fault_server: Any
+) -> None:
+    """Once 6 rows are written, every Ray worker process is killed as soon as it appears (the
+    workers and each of Ray's 3 restarts) until the command ends: it exits 2 with the engine's
+    error and no traceback, the rows written before are kept, and a rerun writes the rest
+    without asking again for a written row."""
+    fault_server.reply(RELEVANT, delay=0.1).forever()
+    data = _questions(40, tmp_path / "d.jsonl")
+    out = tmp_path / "out.jsonl"
+    command = [
+        sys.executable, "-m", "convoeval.cli", "run", str(data), "-m", "conversation_relevancy",
+        "--judge", "openai/test-model", "--base-url", fault_server.url, "--no-cache",
+        "--concurrency", "2", "-o", str(out), "-q",
+        "--engine", "ray", "--ray-address", ray_address, "--ray-workers", "2",
+        "--ray-block-size", "4",
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        if out.exists() and out.read_bytes().count(b"\n") >= 6:
+            break
+        time.sleep(0.05)
+    killed: set[int] = set()
+    while time.monotonic() < deadline and process.poll() is None:
+        for pid in set(_worker_pids()) - killed:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(0.01)
+    if process.poll() is None:
+        process.kill()
+    stdout, stderr = (part.decode() for part in process.communicate())
+    assert process.returncode == 2, stderr
+    said = [line for line in stderr.splitlines() if line.startswith("error: ")]
+    assert len(said) == 1 and said[0].startswith("error: every Ray worker died (3 restarts each)")
+    assert said[0].endswith("Every row before them is written: run again to resume"), stderr
+    assert "Traceback" not in stderr and "never" not in stderr  # no 'never awaited/retrieved'
+    assert len(killed) >= 2 * 4  # each worker and its 3 restarts
+    rows = _rows(out)
+    assert 6 <= len(rows) < 40
+    assert [r["index"] for r in rows] == list(range(len(rows)))
+    assert all(r["scores"]["conversation_relevancy"] == 1.0 and not r["errors"] for r in rows)
+
+    before = len(fault_server.bodies)
+    result = evaluate(
+        data,
+        ["conversation_relevancy"],
+        "openai/test-model",
+        base_url=fault_server.url,
+        cache=False,
+        max_concurrency=2,
+        output=out,
+        show_progress=False,
+        engine="ray",
+        ray_workers=2,
+    )
+    again = {_asked(b) for b in fault_server.bodies[before:] if b}
+    assert again == set(range(len(rows), 40))  # nothing written is asked again
+    assert [r["index"] for r in _rows(out)] == list(range(40))
+    assert result.summary()["conversation_relevancy"]["scored"] == 40
