@@ -240,7 +240,7 @@ class RayEngine:
         task = asyncio.ensure_future(self._score(block)) if block else None
         if task is not None:
             self.tasks.add(task)
-            task.add_done_callback(self.tasks.discard)
+            task.add_done_callback(self._forget)
         position = 0
         for job in held:
             if isinstance(job, Pending):
@@ -249,6 +249,13 @@ class RayEngine:
                 position += 1
             else:
                 yield job
+
+    def _forget(self, task: asyncio.Future[list[ResultRow]]) -> None:
+        """Drop a finished block; its error reaches the rows awaiting it, and is not logged
+        as never retrieved when the run stopped before them."""
+        self.tasks.discard(task)
+        if not task.cancelled():
+            task.exception()
 
     async def _score(self, block: list[Pending]) -> list[ResultRow]:
         """Score a block on the least busy worker; if Ray gives up on that worker, on another."""
@@ -269,9 +276,10 @@ class RayEngine:
             finally:
                 self.load[chosen] -= 1
         first, last = block[0].item.where, block[-1].item.where
+        why = (str(lost).strip().splitlines() or [type(lost).__name__])[0]  # Ray's is long
         raise RayEngineError(
             f"every Ray worker died ({RESTARTS} restarts each); the last scoring {first} to "
-            f"{last}: {lost}. Every row before them is written: run again to resume"
+            f"{last}: {why} Every row before them is written: run again to resume"
         )
 
     async def close(self) -> None:
