@@ -123,3 +123,24 @@ def test_the_reachability_check_is_skipped_behind_a_proxy(monkeypatch: pytest.Mo
     assert _proxied("https", "api.example.com") and not _proxied("http", "api.example.com")
     monkeypatch.setenv("NO_PROXY", "api.example.com")
     assert not _proxied("https", "api.example.com")
+
+
+async def test_a_job_read_before_its_slot_is_closed_when_the_run_fails() -> None:
+    """The run's first job fails while the next one, already read, waits for a window slot:
+    the error propagates and the waiting job is closed (no 'coroutine never awaited')."""
+    import asyncio
+    import inspect
+
+    from convoeval.runner._schedule import Writer, run_jobs
+
+    async def fails() -> dict[str, object]:
+        await asyncio.sleep(0)
+        raise ValueError("the first record failed")
+
+    async def never_started() -> dict[str, object]:
+        return {}
+
+    waiting = never_started()
+    with pytest.raises(ValueError, match="the first record failed"):
+        await run_jobs(iter([fails(), waiting]), Writer(io.StringIO(), print), window=1)
+    assert inspect.getcoroutinestate(waiting) == inspect.CORO_CLOSED
