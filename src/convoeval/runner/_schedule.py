@@ -81,7 +81,12 @@ async def run_jobs(jobs: Iterator[Job], writer: Writer, *, window: int) -> None:
     try:
         async with asyncio.TaskGroup() as group:
             for seq, job in enumerate(jobs):
-                await slots.acquire()
+                try:
+                    await slots.acquire()
+                except BaseException:  # the run failed while this job waited for a slot
+                    if inspect.iscoroutine(job):
+                        job.close()  # never started: no "never awaited" warning
+                    raise
                 if isinstance(job, dict):
                     order.finish(seq, job)
                 else:
