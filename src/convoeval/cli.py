@@ -271,7 +271,8 @@ def run(
     """Score every conversation of DATA and write one results row per record.
 
     Exit codes: 0 done; 2 unusable data or options, an unreachable judge, or a results file
-    made by another run (nothing is scored); 3 a --fail-under gate failed; 4 some (record,
+    made by another run (nothing is scored), or a Ray run that lost every worker (the rows
+    written are kept: run again to resume); 3 a --fail-under gate failed; 4 some (record,
     metric) pairs failed (retry them with --retry-failed); 130 interrupted (run again to
     resume).
     """

@@ -1,6 +1,7 @@
 """The Batch API judge against a local Files + Batches server (tests/judges/_batch_server.py):
 one batch per round, the re-ask in the next round, failed lines retried in a follow-up batch then
-recorded as failures, a lost and an expired batch, the batch price and request count."""
+recorded as failures, a lost and an expired batch, a batch refused as a whole, the batch price
+and request count."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """`convoeval run --batch` and `convoeval batch export` / `import` as real commands against the
 local Files + Batches server: a run killed (SIGKILL) while its batch is in flight resumes it
-without sending any request twice; export/import rounds end with a run that sends nothing."""
+without sending any request twice, or finds it refused (exit 4 when a round is refused);
+export/import rounds end with a run that sends nothing."""
 
 from __future__ import annotations
 

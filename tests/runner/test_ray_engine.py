@@ -1,7 +1,8 @@
 """The Ray engine on a real local Ray runtime (one per test session, 127.0.0.1 only, no dashboard,
 no usage stats): rows identical to a local run and in input order, the endpoint limit shared by
-the workers, a worker killed mid-run (replaced, its blocks run again), and a killed
-`convoeval run --engine ray` resumed with no request repeated for a written row.
+the workers, a worker killed mid-run (replaced, its blocks run again), a killed
+`convoeval run --engine ray` resumed with no request repeated for a written row, and a run that
+loses every worker (exit 2, its rows kept, resumed).
 
 Ray is in the test extra, so a missing Ray fails these tests (CONVOEVAL_SKIP_RAY=1 skips them on
 purpose, with that reason)."""
@@ -337,7 +338,8 @@ def test_a_run_that_loses_every_worker_stops_keeps_its_rows_and_resumes(
             process.wait(0.01)
     if process.poll() is None:
         process.kill()
-    stdout, stderr = (part.decode() for part in process.communicate())
+    _, raw = process.communicate()
+    stderr = raw.decode()
     assert process.returncode == 2, stderr
     said = [line for line in stderr.splitlines() if line.startswith("error: ")]
     assert len(said) == 1 and said[0].startswith("error: every Ray worker died (3 restarts each)")
