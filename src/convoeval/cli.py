@@ -271,15 +271,15 @@ def run(
     """Score every conversation of DATA and write one results row per record.
 
     Exit codes: 0 done; 2 unusable data or options, an unreachable judge, or a results file
-    made by another run (nothing is scored), or a Ray run that lost every worker (the rows
-    written are kept: run again to resume); 3 a --fail-under gate failed; 4 some (record,
-    metric) pairs failed (retry them with --retry-failed); 130 interrupted (run again to
-    resume).
+    made by another run (nothing is scored); 3 a --fail-under gate failed; 4 some (record,
+    metric) pairs failed (retry them with --retry-failed); 130 interrupted, or a Ray run that
+    lost every worker (the rows written are kept: run again to resume).
     """
     from convoeval.errors import ConvoevalError
     from convoeval.judges import resolve_judge
     from convoeval.runner import evaluate
     from convoeval.runner._lock import check_writable
+    from convoeval.runner._ray_engine import RayWorkersLost
     from convoeval.runner.trials import parse_trials_option
 
     limits = pairs(thresholds, "--threshold")
@@ -332,6 +332,8 @@ def run(
             **engine_options(engine, ray_address, ray_workers, ray_block_size),
         )
         gate = result.gate(gates, mode, pass_rate)
+    except RayWorkersLost as exc:  # stopped part-way, as an interrupted run: resumable
+        fail(error_lines(exc), EXIT_INTERRUPTED)
     except ConvoevalError as exc:
         fail(error_lines(exc))
     except KeyboardInterrupt:

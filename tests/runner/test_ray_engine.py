@@ -340,7 +340,7 @@ def test_a_run_that_loses_every_worker_stops_keeps_its_rows_and_resumes(
         process.kill()
     _, raw = process.communicate()
     stderr = raw.decode()
-    assert process.returncode == 2, stderr
+    assert process.returncode == 130, stderr  # stopped part-way, like an interrupted run
     said = [line for line in stderr.splitlines() if line.startswith("error: ")]
     assert len(said) == 1 and said[0].startswith("error: every Ray worker died (3 restarts each)")
     assert said[0].endswith("Every row before them is written: run again to resume"), stderr

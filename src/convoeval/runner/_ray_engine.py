@@ -68,6 +68,10 @@ class RayEngineError(ConvoevalError, RuntimeError):
     """The Ray engine cannot start or lost every worker (the rows written so far are kept)."""
 
 
+class RayWorkersLost(RayEngineError):
+    """Every worker died mid-run: the run stopped as if interrupted (rows written are kept)."""
+
+
 def check_options(options: Mapping[str, Any]) -> bool:
     """Whether the run uses Ray; the engine options checked (before anything is read)."""
     engine = options.get("engine") or "local"
@@ -277,7 +281,7 @@ class RayEngine:
                 self.load[chosen] -= 1
         first, last = block[0].item.where, block[-1].item.where
         why = (str(lost).strip().splitlines() or [type(lost).__name__])[0]  # Ray's is long
-        raise RayEngineError(
+        raise RayWorkersLost(
             f"every Ray worker died ({RESTARTS} restarts each); the last scoring {first} to "
             f"{last}: {why} Every row before them is written: run again to resume"
         )
