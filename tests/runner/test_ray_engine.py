@@ -2,7 +2,7 @@
 no usage stats): rows identical to a local run and in input order, the endpoint limit shared by
 the workers, a worker killed mid-run (replaced, its blocks run again), a killed
 `convoeval run --engine ray` resumed with no request repeated for a written row, and a run that
-loses every worker (exit 2, its rows kept, resumed).
+loses every worker (exit 130, its rows kept, resumed).
 
 Ray is in the test extra, so a missing Ray fails these tests (CONVOEVAL_SKIP_RAY=1 skips them on
 purpose, with that reason)."""
