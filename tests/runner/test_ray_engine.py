@@ -309,7 +309,7 @@ def test_a_run_that_loses_every_worker_stops_keeps_its_rows_and_resumes(
     ray_address: str, tmp_path: Path, fault_server: Any
 ) -> None:
     """Once 6 rows are written, every Ray worker process is killed as soon as it appears (the
-    workers and each of Ray's 3 restarts) until the command ends: it exits 2 with the engine's
+    workers and each of Ray's 3 restarts) until the command ends: it exits 130 with the engine's
     error and no traceback, the rows written before are kept, and a rerun writes the rest
     without asking again for a written row."""
     fault_server.reply(RELEVANT, delay=0.1).forever()
