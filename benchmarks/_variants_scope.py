@@ -148,8 +148,22 @@ def scope_ranking_variants(
     rows = read_jsonl(clinc_path)
     texts = [r["text"] for r in rows]
     lists = FIT_LISTS | EXTRA_LISTS
-    labels = {n: np.array([r["domain"] in d for r in rows]) for n, (_, d) in lists.items()}
     table = {n: variant_scores(texts, list(t), embed) for n, (t, _) in lists.items()}
+    print_ranking(table, rows, detail)
+
+
+def print_ranking(
+    table: dict[str, dict[str, dict[Any, F64]]],
+    rows: Sequence[dict[str, Any]],
+    detail: Sequence[str] = (),
+    four: bool = False,
+) -> None:
+    """Score each variant of `table` (list -> variant -> key -> score per row) leave one of the 14
+    lists out, its key (temperature, ...) and cut-off chosen as `.lolo14`, and print a line each;
+    with `four`, each line ends with travel's and cars' `.lolo` figures (chosen on the other three
+    of the four fitted lists, as agreement.py's headline)."""
+    lists = FIT_LISTS | EXTRA_LISTS
+    labels = {n: np.array([r["domain"] in d for r in rows]) for n, (_, d) in lists.items()}
     print(
         "scope ranking variant (leave one of 14 lists out): AUROC mean / min, travel, cars; "
         "balanced accuracy mean / min, travel, cars"
@@ -176,7 +190,7 @@ def scope_ranking_variants(
             key = next(k for k, (m, _) in per_key.items() if m >= top - TIE)
             return key, per_key[key][1]
 
-        au, ba, four = {}, {}, {}
+        au, ba, four_of = {}, {}, {}
         for name in lists:
             t, cut = choose([n for n in lists if not lists[n][1] & lists[name][1]])
             s = table[name][variant][t]
@@ -185,18 +199,27 @@ def scope_ranking_variants(
             if name in FIT_LISTS:  # `.lolo`: chosen on the other three of the four lists
                 t, cut = choose([n for n in FIT_LISTS if n != name])
                 s = table[name][variant][t]
-                four[name] = (auroc(s, labels[name]), balanced_accuracy(s >= cut, labels[name]))
+                four_of[name] = (
+                    auroc(s, labels[name]),
+                    balanced_accuracy(s >= cut, labels[name]),
+                )
         if variant in detail:
             print(f"  {variant}, per list (lolo14 AUROC / balanced accuracy):")
             for name in lists:
                 print(f"    {name}: {au[name]:.3f} / {ba[name]:.3f}")
             print(
                 "    four lists (lolo): "
-                + ", ".join(f"{a:.3f} / {b:.3f}" for a, b in four.values())
+                + ", ".join(f"{a:.3f} / {b:.3f}" for a, b in four_of.values())
             )
         print(
             f"  {variant}: {np.mean(list(au.values())):.3f} / {min(au.values()):.3f}, "
             f"{au['travel']:.3f}, {au['cars_commuting']:.3f}; "
             f"{np.mean(list(ba.values())):.3f} / {min(ba.values()):.3f}, "
             f"{ba['travel']:.3f}, {ba['cars_commuting']:.3f}"
+            + (
+                f"; lolo travel {four_of['travel'][0]:.3f} / {four_of['travel'][1]:.3f}, cars "
+                f"{four_of['cars_commuting'][0]:.3f} / {four_of['cars_commuting'][1]:.3f}"
+                if four
+                else ""
+            )
         )

@@ -1,15 +1,18 @@
 """Variants of the offline judge that were tried for issue 17 and not shipped, measured the same
 grouped way as agreement.py, so the README's "tried" figures come from a command.
 
-Usage: python benchmarks/offline_variants.py [relevance] [scope] [--clinc FILE] [--dbdc3 FILE]
+Usage: python benchmarks/offline_variants.py [relevance] [scope] [scope_ranking] [refusal]
+       [scope_expand] [--clinc FILE] [--dbdc3 FILE] [--xstest FILE]
 
 relevance: logistic models over sets of relevance features on DBDC3, out of fold by dialogue
 (Spearman with (O - X) / votes, agreement and AUROC on the majority turns), each also fitted on
 every dev turn and applied to the bundled examples (do they keep their expected relevancy
 verdicts?). scope: per-list threshold adjustments on top of the shipped scope score, leave one
 list out over the 14 lists of agreement.py (chosen on lists that share no domain with the list
-scored): mean and lowest balanced accuracy, and travel's and cars'. Embeddings come from the
-same disk cache as agreement.py.
+scored): mean and lowest balanced accuracy, and travel's and cars'. scope_ranking and scope_expand:
+other ways of ranking requests (_variants_scope.py; topic names expanded into nearby words of the
+tokenizer vocabulary, _variants_expand.py). Embeddings come from the same disk cache as
+agreement.py.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from _stats import (  # noqa: E402
     read_jsonl,
     spearman,
 )
+from _variants_expand import expansion_variants  # noqa: E402
 from _variants_refusal import refusal_variants  # noqa: E402
 from _variants_scope import scope_ranking_variants  # noqa: E402
 
@@ -249,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("parts", nargs="*", help="relevance and/or scope (default: both)")
     add_labelled_options(parser)
     args = parser.parse_args(argv)
-    known = ["relevance", "scope", "refusal", "scope_ranking"]
+    known = ["relevance", "scope", "refusal", "scope_ranking", "scope_expand"]
     parts = args.parts or known
     if set(parts) - set(known):
         parser.error(f"unknown part(s) {sorted(set(parts) - set(known))}")
@@ -265,6 +269,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             scope_ranking_variants(embedder.embed, args.clinc, DETAIL)
         if "refusal" in parts:
             refusal_variants(embedder.embed, args.xstest)
+        if "scope_expand" in parts:
+            expansion_variants(embedder.embed, args.clinc)
     finally:
         embedder.save()
     return 0
