@@ -103,3 +103,16 @@ def test_core_and_names() -> None:
     core = as_metric(ConversationCompletenessMetric())
     assert isinstance(core, ConversationCompleteness)
     assert (core.name, core.needs_llm, core.threshold) == ("conversation_completeness", True, 0.5)
+
+
+def test_a_runaway_list_of_intentions_is_reasked_with_its_bound() -> None:
+    """Issue 13 leftover: the intentions list is bounded in the schema (a grammar-constrained
+    server stops a small model's repetition there) and a longer answer is re-asked."""
+    runaway = {"intentions": [{"message": 0, "intention": f"wish {k}"} for k in range(41)]}
+    judge = FakeJudge(
+        {INTENTIONS.name: [runaway, _intentions(0)], VERDICTS.name: keyed("intention", "satisfied")}
+    )
+    result = ConversationCompleteness().score_sync(chat(3), judge=judge)
+    assert result.value == 1.0
+    assert "at most 40" in (judge.calls_for(INTENTIONS.name)[1].reask or "")
+    assert INTENTIONS.output.model_json_schema()["properties"]["intentions"]["maxItems"] == 40

@@ -163,3 +163,16 @@ def test_verbose_mode_prints_the_verdicts(capsys: pytest.CaptureFixture[str]) ->
     out = capsys.readouterr().out
     assert out.startswith("knowledge_retention: 0.5: 1 of 2 replies")
     assert "'message': 3, 'retained': False" in out
+
+
+def test_a_runaway_list_of_facts_is_reasked_with_its_bound() -> None:
+    """Issue 13 leftover: a small local model can repeat facts until its token limit; the schema
+    bounds the list (so a grammar-constrained server stops it) and a longer one is re-asked."""
+    runaway = {"facts": [{"message": 2, "fact": f"fact {k}"} for k in range(61)]}
+    judge = FakeJudge(
+        {FACTS.name: [runaway, _facts(2)], VERDICTS.name: keyed("message", "retained")}
+    )
+    result = KnowledgeRetention().score_sync(chat(3), judge=judge)
+    assert result.value == 1.0
+    assert "at most 60" in (judge.calls_for(FACTS.name)[1].reask or "")
+    assert FACTS.output.model_json_schema()["properties"]["facts"]["maxItems"] == 60
