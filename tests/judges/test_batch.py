@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +25,6 @@ from convoeval.judges.endpoints import EndpointRegistry
 from convoeval.runner.pricing import PRICES, estimate_cost
 
 EXTRACT = "topic_adherence_extract_topics"
-
-
-@pytest.fixture
-def server() -> Iterator[BatchServer]:
-    found = BatchServer()
-    yield found
-    found.close()
 
 
 def _judge(server: BatchServer, tmp_path: Path, **options: Any) -> OpenAIBatchJudge:

@@ -11,23 +11,14 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from _batch_server import BatchServer, schema_answer
 from _parcel import parcels
 
 #: A port nothing listens on: the export/import commands must never reach a server.
 NOWHERE = "http://127.0.0.1:9/v1"
-
-
-@pytest.fixture
-def server() -> Iterator[BatchServer]:
-    found = BatchServer()
-    yield found
-    found.close()
 
 
 def _data(tmp_path: Path, count: int) -> Path:
@@ -73,12 +64,9 @@ def _submitted(sidecar: Path) -> bool:
     return any(e.get("status") == "submitted" for e in meta.get("batches", []))
 
 
-def test_a_killed_run_resumes_its_batch_in_flight_and_sends_no_request_twice(
-    server: BatchServer, tmp_path: Path
-) -> None:
-    data = _data(tmp_path, 4)
-    args = ["run", str(data), "-m", "topic_adherence", "--judge", "openai/m"]
-    args += ["--base-url", server.url, "--batch", "-o", "results.jsonl"]
+def _kill_with_batch_in_flight(server: BatchServer, tmp_path: Path, args: list[str]) -> Path:
+    """Start `convoeval ARGS` with the server holding its first batch in progress, SIGKILL it
+    once the results sidecar records that batch; the sidecar's path."""
     server.hold()  # the first batch stays in progress until released
     first = subprocess.Popen(
         _command(*args),
@@ -94,6 +82,16 @@ def test_a_killed_run_resumes_its_batch_in_flight_and_sends_no_request_twice(
     assert _submitted(sidecar), "the run never recorded its batch"
     first.send_signal(signal.SIGKILL)
     first.wait(30)
+    return sidecar
+
+
+def test_a_killed_run_resumes_its_batch_in_flight_and_sends_no_request_twice(
+    server: BatchServer, tmp_path: Path
+) -> None:
+    data = _data(tmp_path, 4)
+    args = ["run", str(data), "-m", "topic_adherence", "--judge", "openai/m"]
+    args += ["--base-url", server.url, "--batch", "-o", "results.jsonl"]
+    sidecar = _kill_with_batch_in_flight(server, tmp_path, args)
     server.release()
 
     done = _convoeval(tmp_path, *args)
@@ -119,21 +117,7 @@ def test_a_resumed_run_meets_its_batch_refused_then_a_refused_round_exits_4(
     data = _data(tmp_path, 3)
     args = ["run", str(data), "-m", "topic_adherence", "--judge", "openai/m"]
     args += ["--base-url", server.url, "--batch", "-o", "results.jsonl"]
-    server.hold()
-    first = subprocess.Popen(
-        _command(*args),
-        cwd=tmp_path,
-        env=_env(tmp_path),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    sidecar = tmp_path / "results.jsonl.meta.json"
-    deadline = time.monotonic() + 60
-    while not _submitted(sidecar) and first.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert _submitted(sidecar), "the run never recorded its batch"
-    first.send_signal(signal.SIGKILL)
-    first.wait(30)
+    sidecar = _kill_with_batch_in_flight(server, tmp_path, args)
     server.refuse = {
         1: ("invalid_json_line", "This line is not parseable as valid JSON."),
         3: ("token_limit_exceeded", "Enqueued token limit reached for m."),

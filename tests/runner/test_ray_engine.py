@@ -260,17 +260,14 @@ def test_workers_share_the_endpoint_limit_and_a_killed_one_is_replaced(
     assert fault_server.peak <= 4
 
 
-def test_a_killed_ray_run_resumes_without_asking_again_for_written_rows(
-    ray_address: str, tmp_path: Path, fault_server: Any
-) -> None:
-    fault_server.reply(RELEVANT, delay=0.05).forever()
-    data = _questions(60, tmp_path / "d.jsonl")
-    out = tmp_path / "out.jsonl"
+def _start_ray_run(data: Path, out: Path, url: str, address: str) -> subprocess.Popen[bytes]:
+    """`convoeval run --engine ray` on 2 workers in blocks of 4, waited on until it has written
+    6 rows (or ended, or a minute passed)."""
     command = [
         sys.executable, "-m", "convoeval.cli", "run", str(data), "-m", "conversation_relevancy",
-        "--judge", "openai/test-model", "--base-url", fault_server.url, "--no-cache",
+        "--judge", "openai/test-model", "--base-url", url, "--no-cache",
         "--concurrency", "2", "-o", str(out), "-q",
-        "--engine", "ray", "--ray-address", ray_address, "--ray-workers", "2",
+        "--engine", "ray", "--ray-address", address, "--ray-workers", "2",
         "--ray-block-size", "4",
     ]  # fmt: skip
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -279,6 +276,32 @@ def test_a_killed_ray_run_resumes_without_asking_again_for_written_rows(
         if out.exists() and out.read_bytes().count(b"\n") >= 6:
             break
         time.sleep(0.05)
+    return process
+
+
+def _resume(data: Path, out: Path, url: str, workers: int) -> Any:
+    """The same run resumed through `evaluate` on the Ray engine."""
+    return evaluate(
+        data,
+        ["conversation_relevancy"],
+        "openai/test-model",
+        base_url=url,
+        cache=False,
+        max_concurrency=2,
+        output=out,
+        show_progress=False,
+        engine="ray",
+        ray_workers=workers,
+    )
+
+
+def test_a_killed_ray_run_resumes_without_asking_again_for_written_rows(
+    ray_address: str, tmp_path: Path, fault_server: Any
+) -> None:
+    fault_server.reply(RELEVANT, delay=0.05).forever()
+    data = _questions(60, tmp_path / "d.jsonl")
+    out = tmp_path / "out.jsonl"
+    process = _start_ray_run(data, out, fault_server.url, ray_address)
     process.kill()
     _, stderr = process.communicate()
     assert process.returncode == -signal.SIGKILL, stderr.decode()
@@ -286,18 +309,7 @@ def test_a_killed_ray_run_resumes_without_asking_again_for_written_rows(
     written = {json.loads(line)["index"] for line in complete}
     assert 6 <= len(written) < 60
     before = len(fault_server.bodies)
-    result = evaluate(
-        data,
-        ["conversation_relevancy"],
-        "openai/test-model",
-        base_url=fault_server.url,
-        cache=False,
-        max_concurrency=2,
-        output=out,
-        show_progress=False,
-        engine="ray",
-        ray_workers=2,
-    )
+    result = _resume(data, out, fault_server.url, workers=2)
     again = {_asked(b) for b in fault_server.bodies[before:] if b}
     assert not again & written
     assert again | written == set(range(60))
@@ -315,19 +327,8 @@ def test_a_run_that_loses_every_worker_stops_keeps_its_rows_and_resumes(
     fault_server.reply(RELEVANT, delay=0.1).forever()
     data = _questions(24, tmp_path / "d.jsonl")
     out = tmp_path / "out.jsonl"
-    command = [
-        sys.executable, "-m", "convoeval.cli", "run", str(data), "-m", "conversation_relevancy",
-        "--judge", "openai/test-model", "--base-url", fault_server.url, "--no-cache",
-        "--concurrency", "2", "-o", str(out), "-q",
-        "--engine", "ray", "--ray-address", ray_address, "--ray-workers", "2",
-        "--ray-block-size", "4",
-    ]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = _start_ray_run(data, out, fault_server.url, ray_address)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        if out.exists() and out.read_bytes().count(b"\n") >= 6:
-            break
-        time.sleep(0.05)
     killed: set[int] = set()
     while time.monotonic() < deadline and process.poll() is None:
         for pid in set(_worker_pids()) - killed:
@@ -353,18 +354,7 @@ def test_a_run_that_loses_every_worker_stops_keeps_its_rows_and_resumes(
 
     fault_server.reply(RELEVANT).forever()  # no delay now: nothing is killed
     before = len(fault_server.bodies)
-    result = evaluate(
-        data,
-        ["conversation_relevancy"],
-        "openai/test-model",
-        base_url=fault_server.url,
-        cache=False,
-        max_concurrency=2,
-        output=out,
-        show_progress=False,
-        engine="ray",
-        ray_workers=1,
-    )
+    result = _resume(data, out, fault_server.url, workers=1)
     again = {_asked(b) for b in fault_server.bodies[before:] if b}
     assert again == set(range(len(rows), 24))  # nothing written is asked again
     assert [r["index"] for r in _rows(out)] == list(range(24))
