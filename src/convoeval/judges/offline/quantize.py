@@ -20,7 +20,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-#: Names this arithmetic in cache keys and benchmark caches: vectors from another differ.
+#: Names this arithmetic in the benchmarks' embedding caches (vectors from another differ; runs
+#: tell them apart by the calibration version, which changes with it).
 ARITHMETIC = "int8-dynamic"
 
 
