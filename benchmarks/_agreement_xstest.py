@@ -19,6 +19,7 @@ from _stats import (
     best_threshold,
     fit_logistic,
     group_folds,
+    model_out_splits,
     read_jsonl,
     sigmoid,
 )
@@ -89,18 +90,11 @@ def xstest(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures)
     # the restyled replies are scored by the model that scores the dev row they come from.
     lomo = np.zeros(len(rows), dtype=bool)
     restyled_lomo = np.zeros(len(texts), dtype=bool)
-    for model in sorted(set(models)):
-        for fold in prompt_folds:
-            in_fold = np.zeros(len(rows), dtype=bool)
-            in_fold[fold] = True
-            train = np.flatnonzero((models != model) & ~in_fold)
-            test = np.flatnonzero((models == model) & in_fold)
-            if not (len(train) and len(test)):
-                continue
-            w, b, t = fit_on(train)
-            lomo[test] = sigmoid(feats[test] @ w + b) >= t
-            mine = np.flatnonzero(np.isin(source, test))
-            restyled_lomo[mine] = sigmoid(restyled_feats[mine] @ w + b) >= t
+    for train, test in model_out_splits(models, prompt_folds):
+        w, b, t = fit_on(train)
+        lomo[test] = sigmoid(feats[test] @ w + b) >= t
+        mine = np.flatnonzero(np.isin(source, test))
+        restyled_lomo[mine] = sigmoid(restyled_feats[mine] @ w + b) >= t
     out.put("xstest.rows", len(rows))
     if len(set(models)) > 1:
         out.put("xstest.refusal.accuracy.lomo", float((lomo == y).mean()))

@@ -5,7 +5,7 @@ reading JSON Lines, and the collected figures."""
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,21 @@ def group_folds(groups: Sequence[Hashable], k: int = 5) -> list[Index]:
     fold_of = {names[j]: i % k for i, j in enumerate(order)}
     assigned = np.array([fold_of[str(g)] for g in groups])
     return [np.flatnonzero(assigned == f) for f in range(k)]
+
+
+def model_out_splits(
+    models: npt.NDArray[Any], folds: Sequence[Index]
+) -> Iterator[tuple[Index, Index]]:
+    """Leave one model out with rows grouped by `folds` too: per model and fold, (train, test)
+    = the other models' rows outside the fold, that model's rows inside it (empty pairs skipped)."""
+    for model in sorted(set(models)):
+        for fold in folds:
+            in_fold = np.zeros(len(models), dtype=bool)
+            in_fold[fold] = True
+            train = np.flatnonzero((models != model) & ~in_fold)
+            test = np.flatnonzero((models == model) & in_fold)
+            if len(train) and len(test):
+                yield train, test
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -14,7 +14,15 @@ from typing import Any
 import _refusal_prototypes as rp
 import numpy as np
 from _agreement_xstest import STYLES, restyled
-from _stats import F64, best_threshold, fit_logistic, group_folds, read_jsonl, sigmoid
+from _stats import (
+    F64,
+    best_threshold,
+    fit_logistic,
+    group_folds,
+    model_out_splits,
+    read_jsonl,
+    sigmoid,
+)
 
 from convoeval.judges.offline import refusal
 
@@ -185,15 +193,11 @@ def refusal_variants(embed: Callable[[Sequence[str]], Any], xstest_path: Any) ->
         xr = np.column_stack([rest[n] for n in names])
         pred = np.zeros(len(rows), dtype=bool)
         rpred = np.zeros(len(texts), dtype=bool)
-        for model in sorted(set(models)):
-            for fold in folds:
-                in_fold = np.zeros(len(rows), dtype=bool)
-                in_fold[fold] = True
-                w, b, t = fit(x, np.flatnonzero((models != model) & ~in_fold))
-                test = np.flatnonzero((models == model) & in_fold)
-                pred[test] = sigmoid(x[test] @ w + b) >= t
-                mine = np.flatnonzero(np.isin(source, test))
-                rpred[mine] = sigmoid(xr[mine] @ w + b) >= t
+        for train, test in model_out_splits(models, folds):
+            w, b, t = fit(x, train)
+            pred[test] = sigmoid(x[test] @ w + b) >= t
+            mine = np.flatnonzero(np.isin(source, test))
+            rpred[mine] = sigmoid(xr[mine] @ w + b) >= t
         w, b, t = fit(x, np.arange(len(rows)))
         sp = sigmoid(np.column_stack([sty[n] for n in names]) @ w + b) >= t
         per = " / ".join(f"{(pred == y)[models == m].mean():.3f}" for m in sorted(set(models)))
