@@ -2,7 +2,7 @@
 grouped way as agreement.py, so the README's "tried" figures come from a command.
 
 Usage: python benchmarks/offline_variants.py [relevance] [scope] [scope_ranking] [refusal]
-       [scope_expand] [--clinc FILE] [--dbdc3 FILE] [--xstest FILE]
+       [scope_expand] [scope_post] [--clinc FILE] [--dbdc3 FILE] [--xstest FILE]
 
 relevance: logistic models over sets of relevance features on DBDC3, out of fold by dialogue
 (Spearman with (O - X) / votes, agreement and AUROC on the majority turns), each also fitted on
@@ -11,7 +11,9 @@ verdicts?). scope: per-list threshold adjustments on top of the shipped scope sc
 list out over the 14 lists of agreement.py (chosen on lists that share no domain with the list
 scored): mean and lowest balanced accuracy, and travel's and cars'. scope_ranking and scope_expand:
 other ways of ranking requests (_variants_scope.py; topic names expanded into nearby words of the
-tokenizer vocabulary, _variants_expand.py). Embeddings come from the same disk cache as
+tokenizer vocabulary, _variants_expand.py). scope_post: embeddings post-processed with a mean and
+principal components of non-CLINC requests, a hub penalty, and a logistic two-feature score
+(_variants_scope_post.py), `.lolo` and `.lolo14`. Embeddings come from the same disk cache as
 agreement.py.
 """
 
@@ -46,6 +48,7 @@ from _stats import (  # noqa: E402
 from _variants_expand import expansion_variants  # noqa: E402
 from _variants_refusal import refusal_variants  # noqa: E402
 from _variants_scope import scope_ranking_variants  # noqa: E402
+from _variants_scope_post import post_variants  # noqa: E402
 
 from convoeval import evaluate  # noqa: E402
 from convoeval.judges.offline import (  # noqa: E402
@@ -253,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("parts", nargs="*", help="relevance and/or scope (default: both)")
     add_labelled_options(parser)
     args = parser.parse_args(argv)
-    known = ["relevance", "scope", "refusal", "scope_ranking", "scope_expand"]
+    known = ["relevance", "scope", "refusal", "scope_ranking", "scope_expand", "scope_post"]
     parts = args.parts or known
     if set(parts) - set(known):
         parser.error(f"unknown part(s) {sorted(set(parts) - set(known))}")
@@ -271,6 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             refusal_variants(embedder.embed, args.xstest)
         if "scope_expand" in parts:
             expansion_variants(embedder.embed, args.clinc)
+        if "scope_post" in parts:
+            post_variants(embedder.embed, args.clinc, args.dbdc3, args.xstest)
     finally:
         embedder.save()
     return 0
