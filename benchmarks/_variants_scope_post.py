@@ -31,6 +31,10 @@ Every variant has its temperature (and cut-off, and weights) chosen in the folds
 does (best mean balanced accuracy over the training lists, cut-offs at 279 quantiles, the
 sharpest temperature within 0.005 of the best), on a wider temperature grid than agreement.py's
 because post-processed cosines spread more; the shipped score is printed on both grids.
+
+Result (2026-12-02, calibration 2026-12-02.1): nothing shipped. None of these settings raises both
+travel and cars out of fold without lowering another list; the mean-and-components settings keep
+AUROC within about 0.01 and lose 0.03-0.06 mean balanced accuracy over the 14 lists.
 """
 
 from __future__ import annotations
