@@ -33,8 +33,8 @@ sharpest temperature within 0.005 of the best), on a wider temperature grid than
 because post-processed cosines spread more; the shipped score is printed on both grids.
 
 Result (2026-12-02, calibration 2026-12-02.1): nothing shipped. None of these settings raises both
-travel and cars out of fold without lowering another list; the mean-and-components settings keep
-AUROC within about 0.01 and lose 0.03-0.06 mean balanced accuracy over the 14 lists.
+travel and cars out of fold; the mean-and-components settings lower the mean AUROC over the 14
+lists by 0.002-0.022 and the mean balanced accuracy by 0.030-0.056.
 """
 
 from __future__ import annotations
