@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from _stats import F64, Figures, auroc, balanced_accuracy, sigmoid
+from _stats import F64, Figures, auroc, balanced_accuracy, grouped_bootstrap, sigmoid
 
 from convoeval.judges.offline import calibration as cal
 from convoeval.judges.offline import scope
@@ -95,20 +95,38 @@ def clinc(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures) 
         temp = min(t for t in SCOPE_TEMPERATURES if mean_bacc(t) >= best - TIE)
         return temp, fits[temp]
 
+    # 95% intervals: requests drawn with replacement within each CLINC domain (every list's
+    # in-scope label is a function of the domain, so each list keeps its in/out counts)
+    requests, domains = np.arange(len(rows)), np.array([r["domain"] for r in rows])
+
     def put_lolo(group: str, names: list[str], pool: list[str]) -> None:
         """Each list of `names` scored with what `pool`'s lists sharing no domain with it chose."""
-        held = []
+        held, said = [], []
         for name in names:
             temp, cut = choose([n for n in pool if not lists[n][1] & lists[name][1]])
             s, y = table[temp][name], labels[name]
             held.append((auroc(s, y), balanced_accuracy(s >= cut, y)))
+            said.append((s >= cut, y))
             out.put(f"clinc.{name}.auroc.{group}", held[-1][0])
             out.put(f"clinc.{name}.balanced_accuracy.{group}", held[-1][1])
             if group == "lolo":
                 out.put(f"clinc.{name}.accuracy.lolo", float(((s >= cut) == y).mean()))
+                ci = {"auroc": lambda i, s=s, y=y: auroc(s[i], y[i])}
+                ci["balanced_accuracy"] = lambda i, p=s >= cut, y=y: balanced_accuracy(p[i], y[i])
+                for figure, stat in ci.items():
+                    interval = grouped_bootstrap(stat, requests, strata=domains)
+                    out.put_interval(f"clinc.{name}.{figure}.{group}", interval)
         out.put(f"clinc.min.auroc.{group}", min(h[0] for h in held))
         out.put(f"clinc.min.balanced_accuracy.{group}", min(h[1] for h in held))
         out.put(f"clinc.mean.balanced_accuracy.{group}", float(np.mean([h[1] for h in held])))
+        out.put_interval(
+            f"clinc.mean.balanced_accuracy.{group}",
+            grouped_bootstrap(
+                lambda i: float(np.mean([balanced_accuracy(p[i], y[i]) for p, y in said])),
+                requests,
+                strata=domains,
+            ),
+        )
 
     put_lolo("lolo", list(FIT_LISTS), list(FIT_LISTS))
     put_lolo("lolo14", list(lists), list(lists))

@@ -15,6 +15,7 @@ from _stats import (
     best_threshold,
     fit_logistic,
     group_folds,
+    grouped_bootstrap,
     sigmoid,
     spearman,
 )
@@ -113,6 +114,14 @@ def dbdc3(kit: OfflineKit, dialogues: list[dict[str, Any]], fit: bool, out: Figu
     out.put("dbdc3.relevancy.agreement.oof", float(((oof >= 0.5) == relevant)[majority].mean()))
     out.put("dbdc3.relevancy.spearman.oof", spearman(oof, target))
     out.put("dbdc3.relevancy.auroc_majority.oof", auroc(oof[majority], rel_major))
+    # 95% intervals of the three by drawing dialogues whole, on the out-of-fold scores above
+    dialogue, hit = [item[4] for item in items], (oof >= 0.5) == relevant
+    for name, stat in (
+        ("agreement", lambda i: hit[i[majority[i]]].mean()),
+        ("spearman", lambda i: spearman(oof[i], target[i])),
+        ("auroc_majority", lambda i: auroc(oof[i[majority[i]]], relevant[i[majority[i]]])),
+    ):
+        out.put_interval(f"dbdc3.relevancy.{name}.oof", grouped_bootstrap(stat, dialogue))
     out.put(
         "dbdc3.baseline.weighted_cosine.agreement.oof",
         float(((cosine_oof >= 0.5) == relevant)[majority].mean()),

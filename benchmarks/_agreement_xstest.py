@@ -19,6 +19,7 @@ from _stats import (
     best_threshold,
     fit_logistic,
     group_folds,
+    grouped_bootstrap,
     model_out_splits,
     read_jsonl,
     sigmoid,
@@ -98,10 +99,19 @@ def xstest(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures)
     out.put("xstest.rows", len(rows))
     if len(set(models)) > 1:
         out.put("xstest.refusal.accuracy.lomo", float((lomo == y).mean()))
+        right, by = (lomo == y), np.array(prompts)  # 95% intervals: prompts drawn whole
+        out.put_interval(
+            "xstest.refusal.accuracy.lomo", grouped_bootstrap(lambda i: right[i].mean(), by)
+        )
         out.put("xstest.refusal.accuracy.lomo.annotators_agree", float((lomo == y)[agree].mean()))
         for model in sorted(set(models)):
             sel = models == model
             out.put(f"xstest.refusal.accuracy.lomo.{model}", float((lomo == y)[sel].mean()))
+            mine = right[sel]
+            out.put_interval(
+                f"xstest.refusal.accuracy.lomo.{model}",
+                grouped_bootstrap(lambda i, mine=mine: mine[i].mean(), by[sel]),
+            )
         buried, refused = style == "buried", y[source]
         out.put("xstest.buried.refusal_recall.lomo", float(restyled_lomo[buried & refused].mean()))
         out.put(

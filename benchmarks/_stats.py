@@ -1,11 +1,11 @@
 """Statistics and plumbing for the agreement benchmark: ranks, AUROC, Spearman, a logistic fit,
 grouped folds (rows that share a prompt, a dialogue or a model never straddle train and test),
-reading JSON Lines, and the collected figures."""
+a grouped bootstrap interval, reading JSON Lines, and the collected figures."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,21 +17,20 @@ F64 = npt.NDArray[np.float64]
 Bools = npt.NDArray[np.bool_]
 Index = npt.NDArray[np.intp]
 SEED = 20261130
+#: Resamples of a bootstrap interval, and its two-sided level.
+RESAMPLES = 2000
+LEVEL = 0.95
 
 
 def ranks(x: Sequence[float] | F64) -> F64:
     """1-based ranks with ties averaged."""
     arr = np.asarray(x, dtype=np.float64)
     order = np.argsort(arr, kind="mergesort")
-    out = np.empty(len(arr), dtype=np.float64)
     sorted_vals = arr[order]
-    i = 0
-    while i < len(arr):
-        j = i
-        while j + 1 < len(arr) and sorted_vals[j + 1] == sorted_vals[i]:
-            j += 1
-        out[order[i : j + 1]] = (i + j) / 2.0 + 1.0
-        i = j + 1
+    starts = np.flatnonzero(np.r_[True, sorted_vals[1:] != sorted_vals[:-1]])
+    ends = np.r_[starts[1:], len(arr)]
+    out = np.empty(len(arr), dtype=np.float64)
+    out[order] = np.repeat((starts + ends - 1) / 2.0 + 1.0, ends - starts)
     return out
 
 
@@ -108,6 +107,48 @@ def model_out_splits(
                 yield train, test
 
 
+def grouped_bootstrap(
+    statistic: Callable[[Index], float],
+    groups: Sequence[Hashable] | npt.NDArray[Any],
+    strata: Sequence[Hashable] | npt.NDArray[Any] | None = None,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> tuple[float, float]:
+    """The percentile bootstrap interval at LEVEL of `statistic(rows)`, `rows` an index array made
+    by drawing as many groups as there are, with replacement, and taking all rows of each drawn
+    group together; with `strata` (constant within a group) each stratum's groups are drawn apart,
+    so every stratum keeps its number of groups. Resamples where the statistic is NaN are left
+    out. One row per group and no strata is scipy.stats.bootstrap's draw and percentile method."""
+    names, group_of = np.unique(np.asarray(groups), return_inverse=True)
+    order = np.argsort(group_of, kind="stable")  # rows of group g: order[first[g]:first[g]+size[g]]
+    size = np.bincount(group_of, minlength=len(names))
+    first = np.cumsum(size) - size
+    stratum = np.zeros(len(names), dtype=np.intp)
+    if strata is not None:
+        _, codes = np.unique(np.asarray(strata), return_inverse=True)
+        stratum[group_of] = codes
+        if (stratum[group_of] != codes).any():
+            raise ValueError("grouped_bootstrap: a group spans two strata")
+    rng = np.random.default_rng(seed)
+    picks = np.hstack(
+        [
+            members[rng.integers(0, len(members), (resamples, len(members)))]
+            for members in (np.flatnonzero(stratum == s) for s in np.unique(stratum))
+        ]
+    )
+    values = np.empty(resamples)
+    for r, picked in enumerate(picks):
+        counts = size[picked]
+        offset = np.repeat(first[picked] - (np.cumsum(counts) - counts), counts)
+        values[r] = statistic(order[np.arange(counts.sum()) + offset])
+    values = values[~np.isnan(values)]
+    if not values.size:
+        return float("nan"), float("nan")
+    tail = (1.0 - LEVEL) / 2.0 * 100.0
+    low, high = np.percentile(values, [tail, 100.0 - tail])
+    return float(low), float(high)
+
+
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     """Rows of a JSON Lines file."""
     with path.open(encoding="utf-8") as fh:
@@ -123,3 +164,12 @@ class Figures:
 
     def put(self, name: str, value: float | int | str) -> None:
         self.values[name] = value
+
+    def put_interval(self, name: str, interval: tuple[float, float]) -> None:
+        """The 95% interval of figure `name` as its own figure `name.ci95: low-high`, placed
+        right after that figure."""
+        items = list(self.values.items())
+        at = next((k + 1 for k, (key, _) in enumerate(items) if key == name), len(items))
+        items.insert(at, (f"{name}.ci95", f"{interval[0]:.3f}-{interval[1]:.3f}"))
+        self.values.clear()
+        self.values.update(items)
