@@ -8,8 +8,12 @@ comes first: grouped, out-of-fold figures (`.oof`, `.lomo`, `.lolo`, `.lolo14`),
 fitted or chosen (weights, thresholds, temperature) is refitted without the rows it is scored on,
 and rows that share what leaks stay together: XSTest by prompt and by model (leave one model out),
 CLINC150 by topic list (leave one list out, chosen on lists sharing no domain), DBDC3 by
-dialogue. Then `.held_out` figures: the shipped constants on rows never used to fit or choose them
-(ten more CLINC150 lists, the hand-written benchmarks/refusal_styles.jsonl). Then `.in_sample`
+dialogue. The main ones are each followed by `NAME.ci95: LOW-HIGH`, a 95% percentile bootstrap
+interval (benchmarks/_stats.py `grouped_bootstrap`, seeded, 2,000 resamples) over the out-of-fold
+predictions, nothing refitted: XSTest prompts drawn whole, DBDC3 dialogues drawn whole, CLINC150
+requests drawn within their domain. Then `.held_out` figures: the shipped constants on rows
+never used to fit or choose them (ten more CLINC150 lists, the hand-written
+benchmarks/refusal_styles.jsonl). Then `.in_sample`
 figures: the shipped constants on the rows they were fitted on. Then baselines and counts. With
 --fit it also refits the constants on all the given rows and prints them as a block for
 src/convoeval/judges/offline/calibration.py. Embeddings are cached in a file under /tmp
