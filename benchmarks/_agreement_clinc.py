@@ -95,9 +95,13 @@ def clinc(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures) 
         temp = min(t for t in SCOPE_TEMPERATURES if mean_bacc(t) >= best - TIE)
         return temp, fits[temp]
 
-    # 95% intervals: requests drawn with replacement within each CLINC domain (every list's
-    # in-scope label is a function of the domain, so each list keeps its in/out counts)
-    requests, domains = np.arange(len(rows)), np.array([r["domain"] for r in rows])
+    # 95% intervals: whole intents drawn with replacement within each CLINC domain (requests of
+    # one intent are alike, so an intent is what leaks; each out-of-scope request is its own
+    # group). Every list's label is a function of the domain, so each keeps its in/out counts.
+    domains = np.array([r["domain"] for r in rows])
+    requests = np.array(
+        [r["intent"] if r["domain"] != "out_of_scope" else f"oos-{i}" for i, r in enumerate(rows)]
+    )
 
     def put_lolo(group: str, names: list[str], pool: list[str]) -> None:
         """Each list of `names` scored with what `pool`'s lists sharing no domain with it chose."""
