@@ -11,7 +11,7 @@ CLINC150 by topic list (leave one list out, chosen on lists sharing no domain), 
 dialogue. The main ones are each followed by `NAME.ci95: LOW-HIGH`, a 95% percentile bootstrap
 interval (benchmarks/_stats.py `grouped_bootstrap`, seeded, 2,000 resamples) over the out-of-fold
 predictions, nothing refitted: XSTest prompts drawn whole, DBDC3 dialogues drawn whole, CLINC150
-requests drawn within their domain. Then `.held_out` figures: the shipped constants on rows
+intents drawn whole within their domain. Then `.held_out` figures: the shipped constants on rows
 never used to fit or choose them (ten more CLINC150 lists, the hand-written
 benchmarks/refusal_styles.jsonl). Then `.in_sample`
 figures: the shipped constants on the rows they were fitted on. Then baselines and counts. With
