@@ -45,6 +45,7 @@ from _stats import (  # noqa: E402
 )
 from _variants_expand import expansion_variants  # noqa: E402
 from _variants_refusal import refusal_variants  # noqa: E402
+from _variants_relevance_head import relevance_head_variants  # noqa: E402
 from _variants_scope import scope_ranking_variants  # noqa: E402
 
 from convoeval import evaluate  # noqa: E402
@@ -122,6 +123,16 @@ RELEVANCE_SETS: dict[str, tuple[str, ...]] = {
 }
 
 
+def bundled_examples(embedder: DiskCachedEmbedder) -> tuple[list[Window], np.ndarray]:
+    """The relevance windows of the bundled examples and their expected verdicts."""
+    kit = _RecordingKit(embedder)
+    evaluate(
+        str(EXAMPLES), ["conversation_relevancy"], judge=OfflineJudge(kit), show_progress=False
+    )
+    expected = np.array([not w.reply.startswith(OFF_TOPIC_REPLY) for w in kit.windows])
+    return kit.windows, expected
+
+
 def relevance(embedder: DiskCachedEmbedder, dbdc3_path: Path) -> None:
     """Feature sets on DBDC3 out of fold, and whether each keeps the bundled examples right."""
     items = dbdc3_windows(read_jsonl(dbdc3_path))
@@ -130,12 +141,7 @@ def relevance(embedder: DiskCachedEmbedder, dbdc3_path: Path) -> None:
     majority = (o * 2 > total) | (x * 2 > total)
     relevant = o * 2 > total
     target = (o - x) / np.maximum(total, 1)
-    kit = _RecordingKit(embedder)
-    evaluate(
-        str(EXAMPLES), ["conversation_relevancy"], judge=OfflineJudge(kit), show_progress=False
-    )
-    examples = kit.windows
-    expected = np.array([not w.reply.startswith(OFF_TOPIC_REPLY) for w in examples])
+    examples, expected = bundled_examples(embedder)
     dev, ex = _columns(windows, embedder.embed), _columns(examples, embedder.embed)
     folds = group_folds([item[4] for item in items])
 
@@ -253,7 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("parts", nargs="*", help="relevance and/or scope (default: both)")
     add_labelled_options(parser)
     args = parser.parse_args(argv)
-    known = ["relevance", "scope", "refusal", "scope_ranking", "scope_expand"]
+    known = ["relevance", "scope", "refusal", "scope_ranking", "scope_expand", "relevance_head"]
     parts = args.parts or known
     if set(parts) - set(known):
         parser.error(f"unknown part(s) {sorted(set(parts) - set(known))}")
@@ -263,6 +269,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if "relevance" in parts:
             relevance(embedder, args.dbdc3)
+        if "relevance_head" in parts:
+            examples, expected = bundled_examples(embedder)
+            relevance_head_variants(
+                embedder.embed, args.dbdc3, args.clinc, args.xstest, examples, expected
+            )
         if "scope" in parts:
             scope_variants(embedder, args.clinc)
         if "scope_ranking" in parts:
