@@ -1,14 +1,22 @@
-"""The learned relevance head: ridge regression of (O - X) / votes on [u*v, |u-v|] of the reply
-vector u and the input vector v, its strength chosen by Spearman on inner folds grouped by
-dialogue, and its nested out-of-fold scores, so that the feature model's weight on it is fitted
-without the rows it is scored on."""
+"""The learned relevance head (`relevance_features.py`'s `learned_head`): ridge regression of
+(O - X) / votes on products and differences of the reply, input and window vectors, with each
+window's reply swapped for one from another dialogue added as a breakdown; its strength chosen by
+Spearman on inner folds grouped by dialogue, and its nested out-of-fold scores, so that the
+feature model's weight on it is fitted without the rows it is scored on."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
-from _stats import F64, Index, group_folds, spearman
+from _stats import F64, SEED, Index, group_folds, spearman
+
+from convoeval.judges.offline import relevance_features as rf
+from convoeval.judges.offline.relevance import Window, context_parts
+
+Embed = Callable[[Sequence[str]], Any]
 
 #: L2 strengths tried (on standardised inputs); one is chosen per training set.
 RIDGE_ALPHA = (1e2, 1e3, 1e4, 1e5)
@@ -40,9 +48,10 @@ def choose_alpha(
     groups: Sequence[object],
     rows: Index,
     negatives: F64 | None = None,
+    select: F64 | None = None,
 ) -> tuple[float, F64]:
     """The strength with the best Spearman of inner out-of-fold scores on `rows` (folds by
-    group), and those scores."""
+    group) with `select` (default: `y`), and those scores."""
     best: tuple[float, float, F64] = (-2.0, RIDGE_ALPHA[0], np.zeros(len(rows)))
     inner_folds = group_folds([groups[r] for r in rows])
     for alpha in RIDGE_ALPHA:
@@ -50,18 +59,23 @@ def choose_alpha(
         for test in inner_folds:
             w, b = _fit(x, y, rows[np.setdiff1d(np.arange(len(rows)), test)], alpha, negatives)
             inner[test] = x[rows[test]] @ w + b
-        rho = spearman(inner, y[rows])
+        rho = spearman(inner, (y if select is None else select)[rows])
         if rho > best[0]:
             best = (rho, alpha, inner)
     return best[1], best[2]
 
 
 def nested_head(
-    x: F64, y: F64, groups: Sequence[object], rows: Index, negatives: F64 | None = None
+    x: F64,
+    y: F64,
+    groups: Sequence[object],
+    rows: Index,
+    negatives: F64 | None = None,
+    select: F64 | None = None,
 ) -> tuple[F64, float, F64, float]:
     """Fit on `rows`: (weights, bias) at the chosen strength, the strength, and the inner
     out-of-fold scores of `rows` (what a model stacked on the head is fitted on)."""
-    alpha, inner = choose_alpha(x, y, groups, rows, negatives)
+    alpha, inner = choose_alpha(x, y, groups, rows, negatives, select)
     w, b = _fit(x, y, rows, alpha, negatives)
     return w, b, inner, alpha
 
@@ -70,3 +84,38 @@ def head_inputs(replies: F64, inputs: F64) -> F64:
     """[u*v, |u-v|] per row of unit vectors u (replies) and v (inputs)."""
     out: F64 = np.hstack([replies * inputs, np.abs(replies - inputs)])
     return out
+
+
+def swap_partners(dialogues: Sequence[object], folds: Sequence[Index]) -> Index:
+    """For each row, a seeded row of the same fold from another dialogue (whose reply, put in
+    this row's window, is a clearly irrelevant reply)."""
+    rng = np.random.default_rng(SEED)
+    groups = np.array([str(g) for g in dialogues])
+    partner = np.zeros(len(groups), dtype=np.intp)
+    for fold in folds:
+        for i in fold:
+            others = fold[groups[fold] != groups[i]]
+            partner[i] = others[rng.integers(len(others))]
+    return partner
+
+
+def head_design(windows: Sequence[Window], partner: Index, embed: Embed) -> tuple[F64, F64]:
+    """The shipped head's inputs (`relevance_features.head_inputs`) for each window, and for the
+    same window with its partner's reply instead (the breakdowns the head is also fitted on)."""
+    swapped = [
+        Window.of(w.history, w.user, windows[j].reply)
+        for w, j in zip(windows, partner, strict=True)
+    ]
+    both = [*windows, *swapped]
+    replies = embed([w.reply for w in both]).astype(np.float64)
+    inputs = embed([w.user for w in both]).astype(np.float64)
+    means = np.stack([embed(context_parts(w)).mean(axis=0) for w in both]).astype(np.float64)
+    means /= np.clip(np.linalg.norm(means, axis=1, keepdims=True), 1e-12, None)
+    x = rf.head_inputs(replies, inputs, means)
+    return x[: len(windows)], x[len(windows) :]
+
+
+def write_head(weights: F64, bias: float, path: Path = rf.HEAD_ASSET) -> None:
+    """Store the head as the package reads it: weights then bias, float32."""
+    np.save(path, np.r_[weights, bias].astype(np.float32))
+    rf._head.cache_clear()

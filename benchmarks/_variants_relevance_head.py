@@ -22,10 +22,9 @@ from typing import Any
 
 import numpy as np
 from _agreement_dbdc3 import dbdc3_windows
-from _relevance_head import head_inputs, nested_head
+from _relevance_head import head_inputs, nested_head, swap_partners
 from _stats import (
     F64,
-    SEED,
     Index,
     auroc,
     best_threshold,
@@ -39,7 +38,17 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from convoeval.judges.offline.relevance import Window, context_parts
-from convoeval.judges.offline.relevance_features import relevance_features
+from convoeval.judges.offline.relevance_features import FEATURE_NAMES, relevance_features
+
+#: The 11 features of calibration 2026-12-02.1, without the shipped learned head.
+BASE = [k for k, name in enumerate(FEATURE_NAMES) if name != "learned_head"]
+
+
+def base_features(windows: Sequence[Window], embed: Embed) -> F64:
+    """`relevance_features` without the learned head (which was fitted on every dev turn)."""
+    out: F64 = relevance_features(windows, embed)[:, BASE]
+    return out
+
 
 Embed = Callable[[Sequence[str]], Any]
 #: Inverse L2 strengths for the logistic head (inputs standardised), one chosen per training set
@@ -53,19 +62,14 @@ class _Data:
     def __init__(self, dbdc3_path: Path) -> None:
         items = dbdc3_windows(read_jsonl(dbdc3_path))
         self.windows = [item[0] for item in items]
-        self.n = n = len(items)
+        self.n = len(items)
         o, x, total = (np.array([item[i] for item in items]) for i in (1, 2, 3))
         self.majority = (o * 2 > total) | (x * 2 > total)
         self.relevant = o * 2 > total
         self.target = (o - x) / np.maximum(total, 1)
         self.dialogue = np.array([item[4] for item in items])
         self.folds = group_folds(self.dialogue.tolist())
-        rng = np.random.default_rng(SEED)
-        self.swap = np.zeros(n, dtype=np.intp)
-        for fold in self.folds:
-            for i in fold:
-                others = fold[self.dialogue[fold] != self.dialogue[i]]
-                self.swap[i] = others[rng.integers(len(others))]
+        self.swap = swap_partners(self.dialogue.tolist(), self.folds)
         swapped = [
             Window.of(w.history, w.user, self.windows[j].reply)
             for w, j in zip(self.windows, self.swap, strict=True)
@@ -89,8 +93,11 @@ def _head(kind: str, x: F64, d: _Data, idx: Index) -> tuple[Callable[[F64], F64]
     """Fit a head on training rows `idx` (strength chosen on their inner folds): its scoring
     function, the strength, and the inner out-of-fold scores of `idx`."""
     if kind != "logistic":
-        negatives = x[d.n :] if kind.endswith("swaps") else None
-        w, b, inner, alpha = nested_head(x[: d.n], d.target, d.dialogue.tolist(), idx, negatives)
+        negatives = x[d.n :] if "swaps" in kind else None
+        # "swaps only": no human label is fitted, only true reply (1) against swapped (-1);
+        # the labels choose the strength.
+        y = np.ones(d.n) if kind == "swaps only" else d.target
+        w, b, inner, alpha = nested_head(x[: d.n], y, d.dialogue.tolist(), idx, negatives, d.target)
         return (lambda rows: rows @ w + b), alpha, inner
     best: tuple[float, float, F64] = (-2.0, 0.0, np.zeros(0))
     for c in LOGISTIC_C:
@@ -136,6 +143,33 @@ def _report(label: str, score: F64, cut: float | None, d: _Data, examples_right:
     )
 
 
+#: The relevance windows of tests/judges/offline (test_offline_relevance_features.py's off-topic
+#: and on-topic replies, test_offline_kit.py's follow-up with and without its history), appended
+#: to the bundled examples' windows.
+_QUESTION = "How long is the warranty on the Volt Pro laptop?"
+_FOLLOW_UP = "That model costs about 1,200 dollars and has 16 GB of memory."
+UNIT_TEST_WINDOWS = (
+    Window.of([], _QUESTION, "Standard shipping takes 3 to 5 business days."),
+    Window.of([], _QUESTION, "The Volt Pro comes with a two-year warranty on hardware faults."),
+    Window.of(
+        [("Can you recommend a laptop for programming?", "A 14-inch model with 16 GB RAM.")],
+        "How much is it?",
+        _FOLLOW_UP,
+    ),
+    Window.of([], "How much is it?", _FOLLOW_UP),
+)
+
+
+def _kept(score: F64, expected: np.ndarray) -> str:
+    """How many of the examples keep their verdict (score >= 0 is relevant), how many of the
+    unit tests' two verdicts hold, and whether the history raises the follow-up's score."""
+    n = len(expected)
+    right = (score[:n] >= 0) == expected
+    tests = int(score[n] < 0) + int(score[n + 1] >= 0)
+    helps = "helps" if score[n + 2] > score[n + 3] else "hurts"
+    return f"{right.sum()}/{n}, unit tests {tests}/2, context {helps}"
+
+
 def _features_model(feats: F64, ex_feats: F64, expected: np.ndarray, d: _Data) -> tuple[F64, str]:
     """The shipped feature model on `feats` (rows self.all) out of fold; examples kept."""
     score = np.zeros(2 * d.n)
@@ -144,8 +178,7 @@ def _features_model(feats: F64, ex_feats: F64, expected: np.ndarray, d: _Data) -
         w, b, cut = _fit_stacked(feats[train], d, train)
         score[_twin(test, d)] = feats[_twin(test, d)] @ w + b - cut
     w, b, cut = _fit_stacked(feats[: d.n], d, np.arange(d.n))
-    right = (ex_feats @ w + b - cut >= 0) == expected
-    return score, f"{right.sum()}/{len(right)}"
+    return score, _kept(ex_feats @ w + b - cut, expected)
 
 
 def _head_variants(
@@ -170,12 +203,12 @@ def _head_variants(
     score, param, inner = _head(kind, x, d, everyone)
     ex_head = score(ex_x)
     cut = best_threshold(inner[d.majority], d.relevant[d.majority])
-    alone_right = (ex_head >= cut) == expected
+    alone_right = _kept(ex_head - cut, expected)
     w, b, fcut = _fit_stacked(np.column_stack([feats[: d.n], inner]), d, everyone)
-    stacked_right = (np.column_stack([ex_feats, ex_head]) @ w + b - fcut >= 0) == expected
+    stacked_right = _kept(np.column_stack([ex_feats, ex_head]) @ w + b - fcut, expected)
     return (
-        (alone, 0.0, f"{alone_right.sum()}/{len(expected)}"),
-        (stacked, f"{stacked_right.sum()}/{len(expected)}"),
+        (alone, 0.0, alone_right),
+        (stacked, stacked_right),
         [*chosen, param],
     )
 
@@ -224,27 +257,28 @@ def relevance_head_variants(
 ) -> None:
     """Print every variant: Spearman / agreement / AUROC out of fold, swap check, examples."""
     d = _Data(dbdc3_path)
-    feats = relevance_features(d.all, embed)
-    ex_feats = relevance_features(examples, embed)
+    examples = [*examples, *UNIT_TEST_WINDOWS]
+    feats = base_features(d.all, embed)
+    ex_feats = base_features(examples, embed)
     print(
         "relevance head / all-but-the-top: Spearman / agreement / AUROC out of fold; "
         "swap check; examples kept"
     )
     shipped, right = _features_model(feats, ex_feats, expected, d)
-    _report("shipped (11 features)", shipped, 0.0, d, right)
+    _report("11 features of 2026-12-02.1", shipped, 0.0, d, right)
     cosine = feats[:, 0]
     _report("plain cosine of reply and input (no fit)", cosine, None, d, "-")
     for with_window in (False, True):
         x, ex_x = pairs(d.all, embed, with_window), pairs(examples, embed, with_window)
         name = "[u*v, |u-v|] reply-input" + (" + reply-window" if with_window else "")
-        for kind in ("logistic", "ridge", "ridge + swaps"):
+        for kind in ("logistic", "ridge", "ridge + swaps", "swaps only"):
             (alone, cut, a_right), (stacked, s_right), chosen = _head_variants(
                 kind, x, ex_x, feats, ex_feats, expected, d
             )
             grid = ", ".join(f"{p:g}" for p in chosen)
             _report(f"{kind} head over {name}, alone", alone, cut, d, a_right)
             _report(
-                f"shipped + {kind} head over {name} (strength per fold, all: {grid})",
+                f"11 features + {kind} head over {name} (strength per fold, all: {grid})",
                 stacked,
                 0.0,
                 d,
@@ -253,8 +287,8 @@ def relevance_head_variants(
     background = embed(background_texts(clinc_path, xstest_path)).astype(np.float64)
     for k in range(6):
         wrapped = abtt(embed, background, k)
-        f = relevance_features(d.all, wrapped)
-        score, right = _features_model(f, relevance_features(examples, wrapped), expected, d)
+        f = base_features(d.all, wrapped)
+        score, right = _features_model(f, base_features(examples, wrapped), expected, d)
         label = f"all-but-the-top, mean and {k} directions removed"
-        _report(f"shipped on {label}", score, 0.0, d, right)
+        _report(f"11 features on {label}", score, 0.0, d, right)
         _report(f"plain cosine on {label}", f[:, 0], None, d, "-")

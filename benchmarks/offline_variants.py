@@ -79,6 +79,7 @@ def _columns(windows: list[Window], embed: Callable[[Sequence[str]], Any]) -> di
     """Every candidate feature, by name: the shipped ones and the ones left out."""
     feats = rf.relevance_features(windows, embed)
     cols = {name: feats[:, k] for k, name in enumerate(rf.FEATURE_NAMES)}
+    del cols["learned_head"]  # fitted on every dev turn: its figures are relevance_head's
     replies = embed([w.reply for w in windows]).astype(np.float64)
     joined = embed([w.context() for w in windows]).astype(np.float64)
     cols["cos_joined_context"] = (replies * joined).sum(axis=1)
@@ -102,8 +103,11 @@ _FREE = (
     "cos_input_squared",
 )
 
+#: The 11 features of calibration 2026-12-02.1 (the shipped ones without the learned head).
+_ELEVEN = tuple(n for n in rf.FEATURE_NAMES if n != "learned_head")
+
 RELEVANCE_SETS: dict[str, tuple[str, ...]] = {
-    "shipped (11 features)": rf.FEATURE_NAMES,
+    "11 features of 2026-12-02.1": _ELEVEN,
     "the 5 features of calibration 2026-12-01.2, window as one joined text": (
         "cos_input",
         "cos_joined_context",
@@ -111,11 +115,11 @@ RELEVANCE_SETS: dict[str, tuple[str, ...]] = {
         "word_overlap",
         "reply_is_question",
     ),
-    "shipped + joined-text window cosine": (*rf.FEATURE_NAMES, "cos_joined_context"),
-    "shipped + 5 more, all free (no joined text, no position)": (*rf.FEATURE_NAMES, *_FREE),
-    "shipped + 6 more (no position)": (*rf.FEATURE_NAMES, *_FREE, "cos_joined_context"),
-    "shipped + 6 more + has_history (a position feature)": (
-        *rf.FEATURE_NAMES,
+    "those + joined-text window cosine": (*_ELEVEN, "cos_joined_context"),
+    "those + 5 more, all free (no joined text, no position)": (*_ELEVEN, *_FREE),
+    "those + 6 more (no position)": (*_ELEVEN, *_FREE, "cos_joined_context"),
+    "those + 6 more + has_history (a position feature)": (
+        *_ELEVEN,
         *_FREE,
         "cos_joined_context",
         "has_history",
