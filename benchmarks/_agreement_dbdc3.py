@@ -1,6 +1,5 @@
 """DBDC3 relevancy figures for agreement.py: the shipped feature model, the earlier weighted-cosine
-kit and plain cosine, out of fold with the folds grouped by dialogue (the feature model's learned
-head refitted inside each fold, nested). With --fit it also writes the head's asset."""
+kit and plain cosine, out of fold with the folds grouped by dialogue."""
 
 from __future__ import annotations
 
@@ -8,7 +7,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from _relevance_head import head_design, nested_head, swap_partners, write_head
 from _stats import (
     F64,
     Figures,
@@ -24,7 +22,7 @@ from _stats import (
 from convoeval.judges.offline.embedder import FloatArray
 from convoeval.judges.offline.kit import DECISION, OfflineKit
 from convoeval.judges.offline.relevance import Window, context_parts
-from convoeval.judges.offline.relevance_features import FEATURE_NAMES, relevance_features
+from convoeval.judges.offline.relevance_features import relevance_features
 
 CONTEXT_WEIGHTS = (0.0, 0.25, 0.5, 0.75)
 
@@ -79,18 +77,7 @@ def dbdc3(kit: OfflineKit, dialogues: list[dict[str, Any]], fit: bool, out: Figu
     target = (o - x) / np.maximum(total, 1)
     rel_major = relevant[majority]
     sims = {w: relevance_similarity(windows, kit.embed, context_weight=w) for w in CONTEXT_WEIGHTS}
-    dialogues = [item[4] for item in items]
-    folds = group_folds(dialogues)
-    head_x, swapped_x = head_design(windows, swap_partners(dialogues, folds), kit.embed)
-    everyone = np.arange(len(items))
-    if fit:  # the head first: the features read it from its asset
-        head_w, head_b, head_all_oof, alpha = nested_head(
-            head_x, target, dialogues, everyone, swapped_x
-        )
-        write_head(head_w, head_b)
-        out.put("dbdc3.relevancy.head_alpha", alpha)
     feats = relevance_features(windows, kit.embed)
-    head = FEATURE_NAMES.index("learned_head")
 
     def fit_cosine(idx: Index, weight: float) -> tuple[float, float]:
         sel = idx[majority[idx]]
@@ -101,26 +88,21 @@ def dbdc3(kit: OfflineKit, dialogues: list[dict[str, Any]], fit: bool, out: Figu
         sel = idx[majority[idx]]
         return float(((score[sel] >= cut) == relevant[sel]).mean())
 
-    def fit_features(idx: Index, cols: F64) -> tuple[F64, float, float]:
+    def fit_features(idx: Index) -> tuple[F64, float, float]:
         # Fitted on standardised features (so the L2 penalty treats them alike), returned for
         # the raw ones.
-        mean, std = cols[idx].mean(axis=0), cols[idx].std(axis=0) + 1e-9
+        mean, std = feats[idx].mean(axis=0), feats[idx].std(axis=0) + 1e-9
         sel = idx[majority[idx]]
-        ws, b = fit_logistic((cols[sel] - mean) / std, relevant[sel].astype(np.float64))
+        ws, b = fit_logistic((feats[sel] - mean) / std, relevant[sel].astype(np.float64))
         w, b = ws / std, float(b - (ws * mean / std).sum())
-        return w, b, best_threshold(cols[sel] @ w + b, relevant[sel])
+        return w, b, best_threshold(feats[sel] @ w + b, relevant[sel])
 
     oof, cosine_oof = np.zeros(len(items)), np.zeros(len(items))
     plain_oof = np.zeros(len(items), dtype=bool)
-    for test in folds:
-        train = np.setdiff1d(everyone, test)
-        # The head is refitted too (nested): the feature model's weight on it is fitted on its
-        # inner out-of-fold scores of the training rows, the test rows get the fold's head.
-        hw, hb, inner, _ = nested_head(head_x, target, dialogues, train, swapped_x)
-        cols = feats.copy()
-        cols[train, head], cols[test, head] = inner, head_x[test] @ hw + hb
-        fw, fb, cut = fit_features(train, cols)
-        oof[test] = sigmoid(cols[test] @ fw + fb - cut)
+    for test in group_folds([item[4] for item in items]):
+        train = np.setdiff1d(np.arange(len(items)), test)
+        fw, fb, cut = fit_features(train)
+        oof[test] = sigmoid(feats[test] @ fw + fb - cut)
         fits = {w: fit_cosine(train, w) for w in CONTEXT_WEIGHTS}
         weight = max(CONTEXT_WEIGHTS, key=lambda w: agreement(sims[w], fits[w][0], train))
         center, scale = fits[weight]
@@ -144,10 +126,8 @@ def dbdc3(kit: OfflineKit, dialogues: list[dict[str, Any]], fit: bool, out: Figu
     )
     out.put("dbdc3.baseline.plain_cosine.spearman", spearman(sims[0.0], target))
     out.put("dbdc3.baseline.plain_cosine.auroc_majority", auroc(sims[0.0][majority], rel_major))
-    if fit:  # the weight on the head fitted on its out-of-fold scores, as in the folds
-        cols = feats.copy()
-        cols[:, head] = head_all_oof
-        fw, fb, cut = fit_features(everyone, cols)
+    if fit:
+        fw, fb, cut = fit_features(np.arange(len(items)))
         out.constants.update(
             RELEVANCE_FEATURE_WEIGHTS=tuple(round(float(v), 4) for v in fw),
             RELEVANCE_FEATURE_BIAS=round(fb, 4),

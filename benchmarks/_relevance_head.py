@@ -1,22 +1,15 @@
-"""The learned relevance head (`relevance_features.py`'s `learned_head`): ridge regression of
-(O - X) / votes on products and differences of the reply, input and window vectors, with each
-window's reply swapped for one from another dialogue added as a breakdown; its strength chosen by
-Spearman on inner folds grouped by dialogue, and its nested out-of-fold scores, so that the
-feature model's weight on it is fitted without the rows it is scored on."""
+"""A learned relevance head for offline_variants.py (tried, not shipped): ridge regression of
+(O - X) / votes on [u*v, |u-v|] of reply and input vectors, optionally with each window's reply
+swapped for one from another dialogue added as a breakdown; its strength chosen by Spearman on
+inner folds grouped by dialogue, and its nested out-of-fold scores, so that a model stacked on it
+is fitted without the rows it is scored on."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 from _stats import F64, SEED, Index, group_folds, spearman
-
-from convoeval.judges.offline import relevance_features as rf
-from convoeval.judges.offline.relevance import Window, context_parts
-
-Embed = Callable[[Sequence[str]], Any]
 
 #: L2 strengths tried (on standardised inputs); one is chosen per training set.
 RIDGE_ALPHA = (1e2, 1e3, 1e4, 1e5)
@@ -97,25 +90,3 @@ def swap_partners(dialogues: Sequence[object], folds: Sequence[Index]) -> Index:
             others = fold[groups[fold] != groups[i]]
             partner[i] = others[rng.integers(len(others))]
     return partner
-
-
-def head_design(windows: Sequence[Window], partner: Index, embed: Embed) -> tuple[F64, F64]:
-    """The shipped head's inputs (`relevance_features.head_inputs`) for each window, and for the
-    same window with its partner's reply instead (the breakdowns the head is also fitted on)."""
-    swapped = [
-        Window.of(w.history, w.user, windows[j].reply)
-        for w, j in zip(windows, partner, strict=True)
-    ]
-    both = [*windows, *swapped]
-    replies = embed([w.reply for w in both]).astype(np.float64)
-    inputs = embed([w.user for w in both]).astype(np.float64)
-    means = np.stack([embed(context_parts(w)).mean(axis=0) for w in both]).astype(np.float64)
-    means /= np.clip(np.linalg.norm(means, axis=1, keepdims=True), 1e-12, None)
-    x = rf.head_inputs(replies, inputs, means)
-    return x[: len(windows)], x[len(windows) :]
-
-
-def write_head(weights: F64, bias: float, path: Path = rf.HEAD_ASSET) -> None:
-    """Store the head as the package reads it: weights then bias, float32."""
-    np.save(path, np.r_[weights, bias].astype(np.float32))
-    rf._head.cache_clear()

@@ -2,6 +2,12 @@
 the reply and input vectors (alone, or stacked as a 12th feature into the shipped model), the
 cosine features on all-but-the-top vectors, and a swapped-reply check of each.
 
+Heads, each over [u*v, |u-v|] of reply u and input v (and the same of u and the window mean): L2
+logistic on the majority turns; ridge on (O - X) / votes of every voted turn; "ridge + swaps",
+the same with each training window's reply swapped for another dialogue's added as a breakdown
+(-1); "swaps only", true reply (1) against swapped (-1) with no human label fitted (the labels
+only choose the strength).
+
 Everything is out of fold with DBDC3's folds grouped by dialogue, as in `_agreement_dbdc3.py`. The
 head's regularisation strength is chosen by Spearman on inner folds (grouped by dialogue) of the
 training folds; its stacked weight is fitted on the inner out-of-fold head scores of the training
@@ -10,8 +16,11 @@ directions estimated on CLINC150 texts and XSTest prompts and replies, never on 
 
 The swap check: each DBDC3 window also gets a reply taken from another dialogue of the same test
 fold (so neither it nor its context was seen in training), a clear irrelevant reply; the figure is
-how often the true reply scores above it (ties count half), over all voted turns and over the
-turns most annotators rated fine.
+how often the true reply scores above it (ties count half), over all voted turns, the turns most
+annotators rated fine, those rated a breakdown, and fine turns whose swapped reply was itself
+rated fine in its own dialogue (about 70 pairs). "examples" fits each model on every dev turn and
+reads the bundled examples' 17 relevancy verdicts, the two verdicts of the unit tests in
+tests/judges/offline and whether the history raises a follow-up's score there.
 """
 
 from __future__ import annotations
@@ -38,17 +47,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from convoeval.judges.offline.relevance import Window, context_parts
-from convoeval.judges.offline.relevance_features import FEATURE_NAMES, relevance_features
-
-#: The 11 features of calibration 2026-12-02.1, without the shipped learned head.
-BASE = [k for k, name in enumerate(FEATURE_NAMES) if name != "learned_head"]
-
-
-def base_features(windows: Sequence[Window], embed: Embed) -> F64:
-    """`relevance_features` without the learned head (which was fitted on every dev turn)."""
-    out: F64 = relevance_features(windows, embed)[:, BASE]
-    return out
-
+from convoeval.judges.offline.relevance_features import relevance_features
 
 Embed = Callable[[Sequence[str]], Any]
 #: Inverse L2 strengths for the logistic head (inputs standardised), one chosen per training set
@@ -258,14 +257,17 @@ def relevance_head_variants(
     """Print every variant: Spearman / agreement / AUROC out of fold, swap check, examples."""
     d = _Data(dbdc3_path)
     examples = [*examples, *UNIT_TEST_WINDOWS]
-    feats = base_features(d.all, embed)
-    ex_feats = base_features(examples, embed)
+    feats = relevance_features(d.all, embed)
+    ex_feats = relevance_features(examples, embed)
+    fine = d.relevant & d.majority
     print(
         "relevance head / all-but-the-top: Spearman / agreement / AUROC out of fold; "
-        "swap check; examples kept"
+        f"swap check (turns: all {d.n}, fine {fine.sum()}, breakdown "
+        f"{(d.majority & ~d.relevant).sum()}, fine for fine {(fine & fine[d.swap]).sum()}); "
+        "examples kept"
     )
     shipped, right = _features_model(feats, ex_feats, expected, d)
-    _report("11 features of 2026-12-02.1", shipped, 0.0, d, right)
+    _report("shipped (11 features)", shipped, 0.0, d, right)
     cosine = feats[:, 0]
     _report("plain cosine of reply and input (no fit)", cosine, None, d, "-")
     for with_window in (False, True):
@@ -278,7 +280,7 @@ def relevance_head_variants(
             grid = ", ".join(f"{p:g}" for p in chosen)
             _report(f"{kind} head over {name}, alone", alone, cut, d, a_right)
             _report(
-                f"11 features + {kind} head over {name} (strength per fold, all: {grid})",
+                f"shipped + {kind} head over {name} (strength per fold, all: {grid})",
                 stacked,
                 0.0,
                 d,
@@ -287,8 +289,8 @@ def relevance_head_variants(
     background = embed(background_texts(clinc_path, xstest_path)).astype(np.float64)
     for k in range(6):
         wrapped = abtt(embed, background, k)
-        f = base_features(d.all, wrapped)
-        score, right = _features_model(f, base_features(examples, wrapped), expected, d)
+        f = relevance_features(d.all, wrapped)
+        score, right = _features_model(f, relevance_features(examples, wrapped), expected, d)
         label = f"all-but-the-top, mean and {k} directions removed"
-        _report(f"11 features on {label}", score, 0.0, d, right)
+        _report(f"shipped on {label}", score, 0.0, d, right)
         _report(f"plain cosine on {label}", f[:, 0], None, d, "-")

@@ -2,7 +2,7 @@
 grouped way as agreement.py, so the README's "tried" figures come from a command.
 
 Usage: python benchmarks/offline_variants.py [relevance] [scope] [scope_ranking] [refusal]
-       [scope_expand] [--clinc FILE] [--dbdc3 FILE] [--xstest FILE]
+       [scope_expand] [relevance_head] [--clinc FILE] [--dbdc3 FILE] [--xstest FILE]
 
 relevance: logistic models over sets of relevance features on DBDC3, out of fold by dialogue
 (Spearman with (O - X) / votes, agreement and AUROC on the majority turns), each also fitted on
@@ -11,8 +11,10 @@ verdicts?). scope: per-list threshold adjustments on top of the shipped scope sc
 list out over the 14 lists of agreement.py (chosen on lists that share no domain with the list
 scored): mean and lowest balanced accuracy, and travel's and cars'. scope_ranking and scope_expand:
 other ways of ranking requests (_variants_scope.py; topic names expanded into nearby words of the
-tokenizer vocabulary, _variants_expand.py). Embeddings come from the same disk cache as
-agreement.py.
+tokenizer vocabulary, _variants_expand.py). relevance_head: a learned head over the reply and input
+vectors, alone or stacked into the feature model, all-but-the-top vectors, and a swapped-reply
+check (_variants_relevance_head.py; 6-9 minutes at load 4-5). Embeddings come from the same disk
+cache as agreement.py.
 """
 
 from __future__ import annotations
@@ -79,7 +81,6 @@ def _columns(windows: list[Window], embed: Callable[[Sequence[str]], Any]) -> di
     """Every candidate feature, by name: the shipped ones and the ones left out."""
     feats = rf.relevance_features(windows, embed)
     cols = {name: feats[:, k] for k, name in enumerate(rf.FEATURE_NAMES)}
-    del cols["learned_head"]  # fitted on every dev turn: its figures are relevance_head's
     replies = embed([w.reply for w in windows]).astype(np.float64)
     joined = embed([w.context() for w in windows]).astype(np.float64)
     cols["cos_joined_context"] = (replies * joined).sum(axis=1)
@@ -103,11 +104,8 @@ _FREE = (
     "cos_input_squared",
 )
 
-#: The 11 features of calibration 2026-12-02.1 (the shipped ones without the learned head).
-_ELEVEN = tuple(n for n in rf.FEATURE_NAMES if n != "learned_head")
-
 RELEVANCE_SETS: dict[str, tuple[str, ...]] = {
-    "11 features of 2026-12-02.1": _ELEVEN,
+    "shipped (11 features)": rf.FEATURE_NAMES,
     "the 5 features of calibration 2026-12-01.2, window as one joined text": (
         "cos_input",
         "cos_joined_context",
@@ -115,11 +113,11 @@ RELEVANCE_SETS: dict[str, tuple[str, ...]] = {
         "word_overlap",
         "reply_is_question",
     ),
-    "those + joined-text window cosine": (*_ELEVEN, "cos_joined_context"),
-    "those + 5 more, all free (no joined text, no position)": (*_ELEVEN, *_FREE),
-    "those + 6 more (no position)": (*_ELEVEN, *_FREE, "cos_joined_context"),
-    "those + 6 more + has_history (a position feature)": (
-        *_ELEVEN,
+    "shipped + joined-text window cosine": (*rf.FEATURE_NAMES, "cos_joined_context"),
+    "shipped + 5 more, all free (no joined text, no position)": (*rf.FEATURE_NAMES, *_FREE),
+    "shipped + 6 more (no position)": (*rf.FEATURE_NAMES, *_FREE, "cos_joined_context"),
+    "shipped + 6 more + has_history (a position feature)": (
+        *rf.FEATURE_NAMES,
         *_FREE,
         "cos_joined_context",
         "has_history",
@@ -258,9 +256,9 @@ DETAIL = (
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse arguments and print the variants asked for (both by default)."""
+    """Parse arguments and print the variants asked for (all by default)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("parts", nargs="*", help="relevance and/or scope (default: both)")
+    parser.add_argument("parts", nargs="*", help="parts to run (default: all)")
     add_labelled_options(parser)
     args = parser.parse_args(argv)
     known = ["relevance", "scope", "refusal", "scope_ranking", "scope_expand", "relevance_head"]

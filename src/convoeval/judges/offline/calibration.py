@@ -27,8 +27,8 @@ SCOPE_THRESHOLD = 0.6304
 #: majority turns (features standardised for the fit, the weights given for the raw ones), and
 #: the threshold on P(relevant) with the best agreement there (the kit re-centres it to 0.5).
 RELEVANCE_FEATURE_WEIGHTS: tuple[float, ...] = (
-    8.1455, -6.3399, 1.4261, -1.1785, 1.6622, -1.4165, 1.9438, -10.4605, -0.0425, -3.1533,
-    7.5261, 5.2783,
+    14.1355, -5.6329, 1.3718, -0.271, 1.5894, -1.6435, 2.3913, -11.8106, 0.1772, -3.9814,
+    10.5986,
 )  # fmt: skip
-RELEVANCE_FEATURE_BIAS = 0.3391
-RELEVANCE_FEATURE_THRESHOLD = 0.5085
+RELEVANCE_FEATURE_BIAS = -4.3641
+RELEVANCE_FEATURE_THRESHOLD = 0.4899

@@ -4,11 +4,8 @@ Per window: how close the reply is to the input, to the window (the mean of its 
 and to the window's earlier turns alone; how close it is to a generic all-purpose reply ("I
 see."); its content-word overlap with the window; the question/answer type (is the reply a
 question, is it a question in answer to a question, does a yes/no question get a yes/no answer);
-its length; whether it repeats an earlier reply word for word; the product of the first two
-cosines; and a learned head, a linear score over [u*v, |u-v|] of the reply vector u with the
-input vector and with the window vector (ridge regression on DBDC3's (O - X) / votes, with replies
-taken from other dialogues added as breakdowns; weights in `assets/relevance_head.npy`, written by
-`benchmarks/agreement.py --fit`). A logistic model over them (weights fitted on the DBDC3 dev dialogues, shipped in
+its length; whether it repeats an earlier reply word for word; and the product of the first two
+cosines. A logistic model over them (weights fitted on the DBDC3 dev dialogues, shipped in
 `calibration.py`) gives P(relevant), re-centred so that the shipped verdict is `>= 0.5`.
 
 Every vector comes from one embed call over texts the window is made of (and ten fixed generic
@@ -20,10 +17,8 @@ conversation: a window without earlier turns reads its input in their place.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -33,10 +28,6 @@ from convoeval.judges.offline.relevance import context_parts
 from convoeval.judges.step import Window
 
 FloatArray = npt.NDArray[np.float32]
-F64 = npt.NDArray[np.float64]
-
-#: The learned head's weights (4 x 384, see `head_inputs`) then its bias, float32.
-HEAD_ASSET = Path(__file__).resolve().parent / "assets" / "relevance_head.npy"
 
 #: Replies that fit any input, so fit none in particular (written for this library).
 GENERIC_REPLIES: tuple[str, ...] = (
@@ -65,7 +56,6 @@ FEATURE_NAMES: tuple[str, ...] = (
     "reply_words",
     "exact_repeat",
     "cos_history",
-    "learned_head",
 )
 
 _WORD = re.compile(r"[a-z0-9']+")
@@ -116,21 +106,6 @@ def _text_features(window: Window) -> list[float]:
     ]
 
 
-def head_inputs(replies: F64, inputs: F64, windows: F64) -> F64:
-    """[u*v, |u-v|, u*w, |u-w|] per row of the reply, input and window unit vectors u, v, w."""
-    out: F64 = np.hstack(
-        [replies * inputs, np.abs(replies - inputs), replies * windows, np.abs(replies - windows)]
-    )
-    return out
-
-
-@functools.cache
-def _head() -> tuple[F64, float]:
-    """The shipped head's weights and bias (read once)."""
-    stored = np.load(HEAD_ASSET).astype(np.float64)
-    return stored[:-1], float(stored[-1])
-
-
 def relevance_features(
     windows: Sequence[Window], embed: Callable[[Sequence[str]], FloatArray]
 ) -> npt.NDArray[np.float64]:
@@ -151,14 +126,11 @@ def relevance_features(
 
     generic = vectors[[row[t] for t in GENERIC_REPLIES]]
     sims = np.zeros((len(windows), 4))
-    means = np.zeros((len(windows), vectors.shape[1]))
     for k, window in enumerate(windows):
         reply = vec(window.reply)
         parts = context_parts(window)
         sims[k, 0] = reply @ vec(window.user)
-        mean = vectors[[row[t] for t in parts]].mean(axis=0)
-        means[k] = mean / max(float(np.linalg.norm(mean)), 1e-12)
-        sims[k, 1] = reply @ means[k]
+        sims[k, 1] = _cos_mean(reply, vectors[[row[t] for t in parts]])
         sims[k, 2] = (generic @ reply).max()
         # The earlier turns alone; with none, the input stands in, so that where a reply
         # stands in the conversation is never a feature.
@@ -166,9 +138,6 @@ def relevance_features(
     to_input, to_context, gen, history = sims.T
     text = np.array([_text_features(w) for w in windows], dtype=np.float64)
     reply_q, input_q, yes_no, words, exact = text.T
-    replies = vectors[[row[w.reply] for w in windows]]
-    inputs = vectors[[row[w.user] for w in windows]]
-    weights, bias = _head()
     return np.column_stack(
         [
             to_input,
@@ -182,7 +151,6 @@ def relevance_features(
             words,
             exact,
             history,
-            head_inputs(replies, inputs, means) @ weights + bias,
         ]
     )
 
