@@ -2,7 +2,7 @@
 grouped way as agreement.py, so the README's "tried" figures come from a command.
 
 Usage: python benchmarks/offline_variants.py [relevance] [scope] [scope_ranking] [refusal]
-       [scope_expand] [scope_post] [--clinc FILE] [--dbdc3 FILE] [--xstest FILE]
+       [scope_expand] [scope_post] [relevance_head] [--clinc FILE] [--dbdc3 FILE] [--xstest FILE]
 
 relevance: logistic models over sets of relevance features on DBDC3, out of fold by dialogue
 (Spearman with (O - X) / votes, agreement and AUROC on the majority turns), each also fitted on
@@ -13,8 +13,10 @@ scored): mean and lowest balanced accuracy, and travel's and cars'. scope_rankin
 other ways of ranking requests (_variants_scope.py; topic names expanded into nearby words of the
 tokenizer vocabulary, _variants_expand.py). scope_post: embeddings post-processed with a mean and
 principal components of non-CLINC requests, a hub penalty, and a logistic two-feature score
-(_variants_scope_post.py), `.lolo` and `.lolo14`. Embeddings come from the same disk cache as
-agreement.py.
+(_variants_scope_post.py), `.lolo` and `.lolo14`. relevance_head: a learned head over the reply and
+input vectors, alone or stacked into the feature model, all-but-the-top vectors, and a
+swapped-reply check (_variants_relevance_head.py; 6-9 minutes at load 4-5). Embeddings come from
+the same disk cache as agreement.py.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from _stats import (  # noqa: E402
 )
 from _variants_expand import expansion_variants  # noqa: E402
 from _variants_refusal import refusal_variants  # noqa: E402
+from _variants_relevance_head import relevance_head_variants  # noqa: E402
 from _variants_scope import scope_ranking_variants  # noqa: E402
 from _variants_scope_post import post_variants  # noqa: E402
 
@@ -125,6 +128,16 @@ RELEVANCE_SETS: dict[str, tuple[str, ...]] = {
 }
 
 
+def bundled_examples(embedder: DiskCachedEmbedder) -> tuple[list[Window], np.ndarray]:
+    """The relevance windows of the bundled examples and their expected verdicts."""
+    kit = _RecordingKit(embedder)
+    evaluate(
+        str(EXAMPLES), ["conversation_relevancy"], judge=OfflineJudge(kit), show_progress=False
+    )
+    expected = np.array([not w.reply.startswith(OFF_TOPIC_REPLY) for w in kit.windows])
+    return kit.windows, expected
+
+
 def relevance(embedder: DiskCachedEmbedder, dbdc3_path: Path) -> None:
     """Feature sets on DBDC3 out of fold, and whether each keeps the bundled examples right."""
     items = dbdc3_windows(read_jsonl(dbdc3_path))
@@ -133,12 +146,7 @@ def relevance(embedder: DiskCachedEmbedder, dbdc3_path: Path) -> None:
     majority = (o * 2 > total) | (x * 2 > total)
     relevant = o * 2 > total
     target = (o - x) / np.maximum(total, 1)
-    kit = _RecordingKit(embedder)
-    evaluate(
-        str(EXAMPLES), ["conversation_relevancy"], judge=OfflineJudge(kit), show_progress=False
-    )
-    examples = kit.windows
-    expected = np.array([not w.reply.startswith(OFF_TOPIC_REPLY) for w in examples])
+    examples, expected = bundled_examples(embedder)
     dev, ex = _columns(windows, embedder.embed), _columns(examples, embedder.embed)
     folds = group_folds([item[4] for item in items])
 
@@ -251,12 +259,20 @@ DETAIL = (
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse arguments and print the variants asked for (both by default)."""
+    """Parse arguments and print the variants asked for (all by default)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("parts", nargs="*", help="relevance and/or scope (default: both)")
+    parser.add_argument("parts", nargs="*", help="parts to run (default: all)")
     add_labelled_options(parser)
     args = parser.parse_args(argv)
-    known = ["relevance", "scope", "refusal", "scope_ranking", "scope_expand", "scope_post"]
+    known = [
+        "relevance",
+        "scope",
+        "refusal",
+        "scope_ranking",
+        "scope_expand",
+        "scope_post",
+        "relevance_head",
+    ]
     parts = args.parts or known
     if set(parts) - set(known):
         parser.error(f"unknown part(s) {sorted(set(parts) - set(known))}")
@@ -266,6 +282,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if "relevance" in parts:
             relevance(embedder, args.dbdc3)
+        if "relevance_head" in parts:
+            examples, expected = bundled_examples(embedder)
+            relevance_head_variants(
+                embedder.embed, args.dbdc3, args.clinc, args.xstest, examples, expected
+            )
         if "scope" in parts:
             scope_variants(embedder, args.clinc)
         if "scope_ranking" in parts:
