@@ -2,7 +2,7 @@
 grouped way as agreement.py, so the README's "tried" figures come from a command.
 
 Usage: python benchmarks/offline_variants.py [relevance] [scope] [scope_ranking] [refusal]
-       [scope_expand] [--clinc FILE] [--dbdc3 FILE] [--xstest FILE]
+       [refusal_head] [scope_expand] [--clinc FILE] [--dbdc3 FILE] [--xstest FILE]
 
 relevance: logistic models over sets of relevance features on DBDC3, out of fold by dialogue
 (Spearman with (O - X) / votes, agreement and AUROC on the majority turns), each also fitted on
@@ -11,7 +11,9 @@ verdicts?). scope: per-list threshold adjustments on top of the shipped scope sc
 list out over the 14 lists of agreement.py (chosen on lists that share no domain with the list
 scored): mean and lowest balanced accuracy, and travel's and cars'. scope_ranking and scope_expand:
 other ways of ranking requests (_variants_scope.py; topic names expanded into nearby words of the
-tokenizer vocabulary, _variants_expand.py). Embeddings come from the same disk cache as
+tokenizer vocabulary, _variants_expand.py). refusal and refusal_head: refusal feature sets and a
+learned head over the opening's embedding (_variants_refusal.py, _variants_refusal_head.py),
+leave one model out. Embeddings come from the same disk cache as
 agreement.py.
 """
 
@@ -45,6 +47,7 @@ from _stats import (  # noqa: E402
 )
 from _variants_expand import expansion_variants  # noqa: E402
 from _variants_refusal import refusal_variants  # noqa: E402
+from _variants_refusal_head import head_variants  # noqa: E402
 from _variants_scope import scope_ranking_variants  # noqa: E402
 
 from convoeval import evaluate  # noqa: E402
@@ -248,12 +251,12 @@ DETAIL = (
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse arguments and print the variants asked for (both by default)."""
+    """Parse arguments and print the variants asked for (all by default)."""
+    known = ["relevance", "scope", "refusal", "refusal_head", "scope_ranking", "scope_expand"]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("parts", nargs="*", help="relevance and/or scope (default: both)")
+    parser.add_argument("parts", nargs="*", help=f"parts to run (default: all): {known}")
     add_labelled_options(parser)
     args = parser.parse_args(argv)
-    known = ["relevance", "scope", "refusal", "scope_ranking", "scope_expand"]
     parts = args.parts or known
     if set(parts) - set(known):
         parser.error(f"unknown part(s) {sorted(set(parts) - set(known))}")
@@ -269,6 +272,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             scope_ranking_variants(embedder.embed, args.clinc, DETAIL)
         if "refusal" in parts:
             refusal_variants(embedder.embed, args.xstest)
+        if "refusal_head" in parts:
+            head_variants(embedder.embed, args.xstest)
         if "scope_expand" in parts:
             expansion_variants(embedder.embed, args.clinc)
     finally:

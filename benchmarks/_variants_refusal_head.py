@@ -1,0 +1,248 @@
+"""Refusal variants for offline_variants.py (issue 17, round 3): a small learned head, an
+L2-regularised logistic model over the 384-d embedding of the reply's opening, alone and stacked
+as a seventh feature into the shipped logistic model; its "multiple instance" form (the head on
+each of the first N sentences, highest logit); and the head over the opening with the request.
+
+Honest splits, as agreement.py's `.lomo`: leave one model out with prompts grouped. Inside each
+training fold, the head's L2 strength is chosen by inner leave-one-model-out folds (prompts
+grouped) over the training models, and the same inner folds give the training rows' out-of-fold
+head logits that the stacked model and the head's own threshold are fitted on; the held-out rows
+get the head refitted on every training row. Nothing is chosen on the held-out model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from _agreement_xstest import STYLES, restyled
+from _stats import (
+    F64,
+    Index,
+    auroc,
+    best_threshold,
+    fit_logistic,
+    group_folds,
+    model_out_splits,
+    read_jsonl,
+)
+from sklearn.linear_model import LogisticRegression
+
+from convoeval.judges.offline import refusal
+
+#: L2 strengths tried for the head (on the mean log-loss, unit-length inputs), chosen in the folds.
+L2_GRID = (1e-4, 1e-3, 1e-2, 1e-1)
+_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _sentences(reply: str) -> list[str]:
+    """The reply's sentences (and lines) of three words or more, as _variants_refusal reads them."""
+    parts = [s.strip() for s in _SPLIT.split(reply.strip())]
+    return [s for s in parts if len(s.split()) >= 3] or [reply.strip() or "(empty)"]
+
+
+#: The fixed ways of taking a reply's opening that the head reads (all set before any figure).
+OPENINGS: dict[str, Callable[[str], str]] = {
+    "shipped opening (refusal.opening)": lambda r: refusal.opening(r) or r,
+    "first sentence": lambda r: _sentences(r)[0],
+    "first 2 sentences": lambda r: " ".join(_sentences(r)[:2]),
+    "first 60 words": lambda r: " ".join(r.split()[:60]) or "(empty)",
+}
+
+
+@dataclass
+class Texts:
+    """What the variants read of a set of replies: the shipped six, the opening vectors per
+    opening, the first sentences' vectors (with the reply each belongs to) and the request's."""
+
+    base: F64
+    heads: dict[str, F64]
+    sent: F64
+    slots: Index
+    request: F64
+
+
+def read(
+    replies: Sequence[str], requests: Sequence[str], embed: Callable[[Sequence[str]], Any]
+) -> Texts:
+    """Embed everything the variants need for these replies (through the disk cache)."""
+    vec = lambda texts: np.asarray(embed(list(texts)), dtype=np.float64)  # noqa: E731
+    per = [_sentences(r)[:5] for r in replies]
+    starts = np.cumsum([0] + [len(ss) for ss in per])
+    slots = np.full((len(replies), 5), -1)  # row r's sentences' places in `sent`, -1 padded
+    for r, ss in enumerate(per):
+        slots[r, : len(ss)] = np.arange(starts[r], starts[r] + len(ss))
+    return Texts(
+        base=refusal.refusal_features(replies, embed),
+        heads={name: vec(map(f, replies)) for name, f in OPENINGS.items()},
+        sent=vec([s for ss in per for s in ss]),
+        slots=slots,
+        request=vec(requests),
+    )
+
+
+def head_input(t: Texts, opening: str, form: str) -> F64:
+    """The head's input: the opening vector, minus the request's, or both side by side."""
+    x = t.heads[opening]
+    if form == "minus request":
+        return x - t.request
+    if form == "with request":
+        return np.hstack([x, t.request])
+    return x
+
+
+class Head:
+    """The head's fits, kept by training set and L2 strength (the inner folds repeat)."""
+
+    def __init__(self, x: F64, y: np.ndarray) -> None:
+        self.x, self.y = x, y.astype(np.float64)
+        self._fits: dict[tuple[bytes, float], tuple[F64, float]] = {}
+
+    def fit(self, idx: Index, l2: float) -> tuple[F64, float]:
+        key = (np.sort(idx).tobytes(), l2)
+        if key not in self._fits:  # sklearn's C for a mean log-loss plus l2 / 2 * |w|^2
+            model = LogisticRegression(C=1.0 / (l2 * len(idx)), max_iter=5000, tol=1e-6)
+            model.fit(self.x[idx], self.y[idx])
+            self._fits[key] = model.coef_[0].astype(np.float64), float(model.intercept_[0])
+        return self._fits[key]
+
+    def inner(
+        self, train: Index, models: np.ndarray, folds: Sequence[Index]
+    ) -> tuple[float, list[tuple[Index, F64, float]]]:
+        """The L2 strength with the best mean AUROC over inner leave-one-model-out folds (prompts
+        grouped) inside `train`, and at that strength each inner (test rows, weights, bias)."""
+        inner_folds = [np.intersect1d(f, train) for f in folds]
+        splits = [
+            (train[a], train[b])
+            for a, b in model_out_splits(
+                models[train], [np.flatnonzero(np.isin(train, f)) for f in inner_folds]
+            )
+        ]
+        best = (-1.0, L2_GRID[0])
+        for l2 in L2_GRID:
+            scores = []
+            for tr, te in splits:
+                w, b = self.fit(tr, l2)
+                scores.append(auroc(self.x[te] @ w + b, self.y[te] > 0.5))
+            best = max(best, (float(np.nanmean(scores)), l2))
+        l2 = best[1]
+        return l2, [(te, *self.fit(tr, l2)) for tr, te in splits]
+
+
+def _mi(t: Texts, rows: Index, w: F64, b: float, n: int) -> F64:
+    """Highest head logit over the first `n` sentences of each reply in `rows` (opening form)."""
+    slots = t.slots[rows, :n]
+    logits = np.where(slots >= 0, t.sent[np.maximum(slots, 0)] @ w + b, -np.inf)
+    out: F64 = logits.max(axis=1)
+    return out
+
+
+#: Variants: (label, opening, head input form, what goes into the logistic model).
+#: "head" = the head alone; "stack" = shipped six + head logit; "mi N" = shipped six + highest
+#: head logit over the first N sentences; "stack+mi N" = both.
+def variants() -> list[tuple[str, str, str, str]]:
+    out = []
+    for opening in OPENINGS:
+        for use in ("head", "stack", "mi 3", "mi 5", "stack+mi 5"):
+            out.append((f"{opening}, {use}", opening, "opening", use))
+    for form in ("minus request", "with request"):
+        for use in ("head", "stack"):
+            opening = "shipped opening (refusal.opening)"
+            out.append((f"{opening}, {form}, {use}", opening, form, use))
+    return out
+
+
+def _columns(t: Texts, rows: Index, w: F64, b: float, use: str, x: F64) -> F64:
+    """The logistic model's inputs for `rows`, given one head (w, b)."""
+    own = x[rows] @ w + b
+    if use == "head":
+        return own[:, None]
+    cols = [t.base[rows]]
+    if use.startswith("stack"):
+        cols.append(own[:, None])
+    if "mi" in use:
+        cols.append(_mi(t, rows, w, b, int(use.split()[-1]))[:, None])
+    return np.hstack(cols)
+
+
+def _score(
+    head: Head,
+    t: Texts,
+    x: F64,
+    use: str,
+    train: Index,
+    models: np.ndarray,
+    folds: Sequence[Index],
+    y: np.ndarray,
+    targets: list[tuple[Texts, F64, Index]],
+) -> tuple[float, list[np.ndarray]]:
+    """Fit on `train` (head in inner folds, then the logistic model on the inner out-of-fold
+    head values) and return the chosen L2 and the verdicts on each (texts, input, rows) target."""
+    l2, inner = head.inner(train, models, folds)
+    order = np.concatenate([te for te, _, _ in inner])
+    stacked = np.vstack([_columns(t, te, w, b, use, x) for te, w, b in inner])
+    assert np.array_equal(np.sort(order), np.sort(train)), "inner folds must cover train once"
+    yt = y[order]
+    if use == "head":
+        wl, bl = np.ones(1), 0.0
+    else:
+        wl, bl = fit_logistic(stacked, yt.astype(np.float64))
+    cut = best_threshold(stacked @ wl + bl, yt)
+    w, b = head.fit(train, l2)
+    verdicts = [_columns(tt, rows, w, b, use, xx) @ wl + bl >= cut for tt, xx, rows in targets]
+    return l2, verdicts
+
+
+def head_variants(embed: Callable[[Sequence[str]], Any], xstest_path: Any) -> None:
+    """Each head variant: .lomo (and per model), by prompt, restyled, refusal_styles."""
+    rows = read_jsonl(xstest_path)
+    y = np.array([r["label"] != "answered" for r in rows])
+    models = np.array([str(r.get("model")) for r in rows])
+    dev = read([r["assistant"] for r in rows], [r["user"] for r in rows], embed)
+    texts, source_list, style_list = restyled(rows)
+    source, style = np.array(source_list), np.array(style_list)
+    rest = read(texts, [rows[i]["user"] for i in source_list], embed)
+    srows = read_jsonl(STYLES)
+    sy = np.array([bool(r["refused"]) for r in srows])
+    sty = read([r["assistant"] for r in srows], [r["user"] for r in srows], embed)
+    folds = group_folds([r["user"] for r in rows])
+    everyone = np.arange(len(rows))
+    print(
+        "refusal head variant: .lomo (gpt4/llama2new/mistral); by prompt; buried recall/kept;"
+        " partial; styles declines/answers kept; L2 chosen in the .lomo folds"
+    )
+    heads: dict[tuple[str, str], Head] = {}
+    for label, opening, form, use in variants():
+        x, xr, xs = (head_input(tt, opening, form) for tt in (dev, rest, sty))
+        head = heads.setdefault((opening, form), Head(x, y))
+        pred = np.zeros(len(rows), dtype=bool)
+        rpred = np.zeros(len(texts), dtype=bool)
+        chosen = []
+        for train, test in model_out_splits(models, folds):
+            mine = np.flatnonzero(np.isin(source, test))
+            l2, (p, rp) = _score(
+                head, dev, x, use, train, models, folds, y, [(dev, x, test), (rest, xr, mine)]
+            )
+            pred[test], rpred[mine] = p, rp
+            chosen.append(l2)
+        by_prompt = np.zeros(len(rows), dtype=bool)
+        for test in folds:
+            train = np.setdiff1d(everyone, test)
+            _, (by_prompt[test],) = _score(
+                head, dev, x, use, train, models, folds, y, [(dev, x, test)]
+            )
+        _, (sp,) = _score(
+            head, dev, x, use, everyone, models, folds, y, [(sty, xs, np.arange(len(srows)))]
+        )
+        per = " / ".join(f"{(pred == y)[models == m].mean():.3f}" for m in sorted(set(models)))
+        buried, refused = style == "buried", y[source]
+        print(
+            f"  {label}: {(pred == y).mean():.3f} ({per}); {(by_prompt == y).mean():.3f}; "
+            f"{rpred[buried & refused].mean():.3f}/{(~rpred[buried & ~refused]).mean():.3f}; "
+            f"{rpred[style == 'partial'].mean():.3f}; {int(sp[sy].sum())}/{int(sy.sum())}"
+            f" / {int((~sp[~sy]).sum())}/{int((~sy).sum())}; L2 {min(chosen):g}-{max(chosen):g}",
+            flush=True,
+        )
