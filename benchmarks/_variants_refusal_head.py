@@ -34,7 +34,9 @@ from sklearn.linear_model import LogisticRegression
 from convoeval.judges.offline import refusal
 
 #: L2 strengths tried for the head (on the mean log-loss, unit-length inputs), chosen in the folds.
-L2_GRID = (1e-4, 1e-3, 1e-2, 1e-1)
+#: A first run tried 1e-4 to 1e-1 (commit b952f53) and always chose the smallest two, so the grid
+#: was extended down.
+L2_GRID = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 _SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -110,17 +112,18 @@ class Head:
         return self._fits[key]
 
     def inner(
-        self, train: Index, models: np.ndarray, folds: Sequence[Index]
+        self, train: Index, models: np.ndarray, folds: Sequence[Index], by_prompt: bool = False
     ) -> tuple[float, list[tuple[Index, F64, float]]]:
         """The L2 strength with the best mean AUROC over inner leave-one-model-out folds (prompts
-        grouped) inside `train`, and at that strength each inner (test rows, weights, bias)."""
-        inner_folds = [np.intersect1d(f, train) for f in folds]
-        splits = [
-            (train[a], train[b])
-            for a, b in model_out_splits(
-                models[train], [np.flatnonzero(np.isin(train, f)) for f in inner_folds]
-            )
-        ]
+        grouped) inside `train`, and at that strength each inner (test rows, weights, bias).
+        With `by_prompt`, the inner folds are the prompt folds alone (every model in training)."""
+        local = [np.flatnonzero(np.isin(train, f)) for f in folds]
+        if by_prompt:
+            local = [f for f in local if len(f)]
+            pairs = [(np.setdiff1d(np.arange(len(train)), f), f) for f in local]
+        else:
+            pairs = list(model_out_splits(models[train], local))
+        splits = [(train[a], train[b]) for a, b in pairs]
         best = (-1.0, L2_GRID[0])
         for l2 in L2_GRID:
             scores = []
@@ -144,10 +147,16 @@ def _mi(t: Texts, rows: Index, w: F64, b: float, n: int) -> F64:
 #: "head" = the head alone; "stack" = shipped six + head logit; "mi N" = shipped six + highest
 #: head logit over the first N sentences; "stack+mi N" = both.
 def variants() -> list[tuple[str, str, str, str]]:
-    out = []
+    out = [
+        ("shipped six, no head (check: agreement.py's figures)", "first 60 words", "opening", "six")
+    ]
     for opening in OPENINGS:
         for use in ("head", "stack", "mi 3", "mi 5", "stack+mi 5"):
             out.append((f"{opening}, {use}", opening, "opening", use))
+    for opening in ("shipped opening (refusal.opening)", "first 60 words"):
+        for use in ("head", "stack"):
+            label = f"{opening}, {use}, inner folds by prompt"
+            out.append((label, opening, "opening", f"{use}, by prompt"))
     for form in ("minus request", "with request"):
         for use in ("head", "stack"):
             opening = "shipped opening (refusal.opening)"
@@ -158,6 +167,8 @@ def variants() -> list[tuple[str, str, str, str]]:
 def _columns(t: Texts, rows: Index, w: F64, b: float, use: str, x: F64) -> F64:
     """The logistic model's inputs for `rows`, given one head (w, b)."""
     own = x[rows] @ w + b
+    if use == "six":
+        return t.base[rows]
     if use == "head":
         return own[:, None]
     cols = [t.base[rows]]
@@ -180,8 +191,10 @@ def _score(
     targets: list[tuple[Texts, F64, Index]],
 ) -> tuple[float, list[np.ndarray]]:
     """Fit on `train` (head in inner folds, then the logistic model on the inner out-of-fold
-    head values) and return the chosen L2 and the verdicts on each (texts, input, rows) target."""
-    l2, inner = head.inner(train, models, folds)
+    head values) and return the chosen L2 and each (texts, input, rows) target's score minus the
+    threshold (>= 0: refused). A `use` ending in "by prompt" takes inner folds by prompt."""
+    l2, inner = head.inner(train, models, folds, by_prompt=use.endswith("by prompt"))
+    use = use.split(",")[0]
     order = np.concatenate([te for te, _, _ in inner])
     stacked = np.vstack([_columns(t, te, w, b, use, x) for te, w, b in inner])
     assert np.array_equal(np.sort(order), np.sort(train)), "inner folds must cover train once"
@@ -192,8 +205,7 @@ def _score(
         wl, bl = fit_logistic(stacked, yt.astype(np.float64))
     cut = best_threshold(stacked @ wl + bl, yt)
     w, b = head.fit(train, l2)
-    verdicts = [_columns(tt, rows, w, b, use, xx) @ wl + bl >= cut for tt, xx, rows in targets]
-    return l2, verdicts
+    return l2, [_columns(tt, rows, w, b, use, xx) @ wl + bl - cut for tt, xx, rows in targets]
 
 
 def head_variants(embed: Callable[[Sequence[str]], Any], xstest_path: Any) -> None:
@@ -211,14 +223,15 @@ def head_variants(embed: Callable[[Sequence[str]], Any], xstest_path: Any) -> No
     folds = group_folds([r["user"] for r in rows])
     everyone = np.arange(len(rows))
     print(
-        "refusal head variant: .lomo (gpt4/llama2new/mistral); by prompt; buried recall/kept;"
+        "refusal head variant: .lomo (gpt4/llama2new/mistral), pooled AUROC of score minus"
+        " threshold; by prompt; buried recall/kept;"
         " partial; styles declines/answers kept; L2 chosen in the .lomo folds"
     )
     heads: dict[tuple[str, str], Head] = {}
     for label, opening, form, use in variants():
         x, xr, xs = (head_input(tt, opening, form) for tt in (dev, rest, sty))
         head = heads.setdefault((opening, form), Head(x, y))
-        pred = np.zeros(len(rows), dtype=bool)
+        score = np.zeros(len(rows))
         rpred = np.zeros(len(texts), dtype=bool)
         chosen = []
         for train, test in model_out_splits(models, folds):
@@ -226,21 +239,23 @@ def head_variants(embed: Callable[[Sequence[str]], Any], xstest_path: Any) -> No
             l2, (p, rp) = _score(
                 head, dev, x, use, train, models, folds, y, [(dev, x, test), (rest, xr, mine)]
             )
-            pred[test], rpred[mine] = p, rp
+            score[test], rpred[mine] = p, rp >= 0
             chosen.append(l2)
+        pred = score >= 0
         by_prompt = np.zeros(len(rows), dtype=bool)
         for test in folds:
             train = np.setdiff1d(everyone, test)
-            _, (by_prompt[test],) = _score(
-                head, dev, x, use, train, models, folds, y, [(dev, x, test)]
-            )
-        _, (sp,) = _score(
+            _, (p,) = _score(head, dev, x, use, train, models, folds, y, [(dev, x, test)])
+            by_prompt[test] = p >= 0
+        _, (ps,) = _score(
             head, dev, x, use, everyone, models, folds, y, [(sty, xs, np.arange(len(srows)))]
         )
+        sp = ps >= 0
         per = " / ".join(f"{(pred == y)[models == m].mean():.3f}" for m in sorted(set(models)))
         buried, refused = style == "buried", y[source]
         print(
-            f"  {label}: {(pred == y).mean():.3f} ({per}); {(by_prompt == y).mean():.3f}; "
+            f"  {label}: {(pred == y).mean():.3f} ({per}), AUROC {auroc(score, y):.3f}; "
+            f"{(by_prompt == y).mean():.3f}; "
             f"{rpred[buried & refused].mean():.3f}/{(~rpred[buried & ~refused]).mean():.3f}; "
             f"{rpred[style == 'partial'].mean():.3f}; {int(sp[sy].sum())}/{int(sy.sum())}"
             f" / {int((~sp[~sy]).sum())}/{int((~sy).sum())}; L2 {min(chosen):g}-{max(chosen):g}",
