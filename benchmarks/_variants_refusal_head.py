@@ -1,7 +1,8 @@
 """Refusal variants for offline_variants.py (issue 17, round 3): a small learned head, an
 L2-regularised logistic model over the 384-d embedding of the reply's opening, alone and stacked
 as a seventh feature into the shipped logistic model; its "multiple instance" form (the head on
-each of the first N sentences, highest logit); and the head over the opening with the request.
+each of the first N sentences, highest logit); a head trained on single sentences as multiple
+instances; and the head over the opening with the request.
 
 Honest splits, as agreement.py's `.lomo`: leave one model out with prompts grouped. Inside each
 training fold, the head's L2 strength is chosen by inner leave-one-model-out folds (prompts
@@ -21,6 +22,7 @@ import numpy as np
 from _agreement_xstest import STYLES, restyled
 from _stats import (
     F64,
+    SEED,
     Index,
     auroc,
     best_threshold,
@@ -129,10 +131,45 @@ class Head:
             scores = []
             for tr, te in splits:
                 w, b = self.fit(tr, l2)
-                scores.append(auroc(self.x[te] @ w + b, self.y[te] > 0.5))
+                scores.append(auroc(self.reply_scores(te, w, b), self.y[te] > 0.5))
             best = max(best, (float(np.nanmean(scores)), l2))
         l2 = best[1]
         return l2, [(te, *self.fit(tr, l2)) for tr, te in splits]
+
+    def reply_scores(self, rows: Index, w: F64, b: float) -> F64:
+        """The head's logit for each reply in `rows`."""
+        out: F64 = self.x[rows] @ w + b
+        return out
+
+
+class SentenceHead(Head):
+    """A multiple-instance head trained on single sentences: every one of the first five
+    sentences of an answer is a negative; of a refusal, only the sentence the opening head
+    (fitted on the same rows) scores highest is a positive. A reply's score is its highest
+    sentence logit."""
+
+    def __init__(self, t: Texts, y: np.ndarray, seed: Head) -> None:
+        super().__init__(t.sent, y)
+        self.t, self.seed = t, seed
+
+    def fit(self, idx: Index, l2: float) -> tuple[F64, float]:
+        key = (np.sort(idx).tobytes(), l2)
+        if key not in self._fits:
+            w, b = self.seed.fit(idx, l2)
+            slots = self.t.slots[idx]
+            logits = np.where(slots >= 0, self.t.sent[np.maximum(slots, 0)] @ w + b, -np.inf)
+            refused = self.y[idx] > 0.5
+            pos = slots[refused, logits[refused].argmax(axis=1)]
+            neg = slots[~refused][slots[~refused] >= 0]
+            x = self.t.sent[np.r_[pos, neg]]
+            label = np.r_[np.ones(len(pos)), np.zeros(len(neg))]
+            model = LogisticRegression(C=1.0 / (l2 * len(label)), max_iter=5000, tol=1e-6)
+            model.fit(x, label)
+            self._fits[key] = model.coef_[0].astype(np.float64), float(model.intercept_[0])
+        return self._fits[key]
+
+    def reply_scores(self, rows: Index, w: F64, b: float) -> F64:
+        return _mi(self.t, rows, w, b, 5)
 
 
 def _mi(t: Texts, rows: Index, w: F64, b: float, n: int) -> F64:
@@ -161,12 +198,16 @@ def variants() -> list[tuple[str, str, str, str]]:
         for use in ("head", "stack"):
             opening = "shipped opening (refusal.opening)"
             out.append((f"{opening}, {form}, {use}", opening, form, use))
+    for use in ("head", "stack"):
+        label = f"sentence head (multiple instance, first 5 sentences), {use}"
+        out.append((label, "sentences", "opening", use))
     return out
 
 
 def _columns(t: Texts, rows: Index, w: F64, b: float, use: str, x: F64) -> F64:
-    """The logistic model's inputs for `rows`, given one head (w, b)."""
-    own = x[rows] @ w + b
+    """The logistic model's inputs for `rows`, given one head (w, b); `x` is the head's input
+    (the first sentences' vectors for the sentence head, whose reply score is their highest)."""
+    own = _mi(t, rows, w, b, 5) if x is t.sent else x[rows] @ w + b
     if use == "six":
         return t.base[rows]
     if use == "head":
@@ -208,6 +249,17 @@ def _score(
     return l2, [_columns(tt, rows, w, b, use, xx) @ wl + bl - cut for tt, xx, rows in targets]
 
 
+def _paired_interval(right: np.ndarray, base: np.ndarray, prompts: Sequence[str]) -> str:
+    """95% interval of the accuracy difference to `base`, bootstrapping prompts (1,000 draws)."""
+    names, group = np.unique(np.asarray(prompts), return_inverse=True)
+    diff = np.bincount(group, right.astype(float) - base.astype(float), len(names))
+    count = np.bincount(group, minlength=len(names)).astype(float)
+    draws = np.random.default_rng(SEED).integers(0, len(names), (1000, len(names)))
+    ratio = diff[draws].sum(axis=1) / count[draws].sum(axis=1)
+    low, high = np.quantile(ratio, [0.025, 0.975])
+    return f"{right.mean() - base.mean():+.3f} [{low:+.3f}, {high:+.3f}]"
+
+
 def head_variants(embed: Callable[[Sequence[str]], Any], xstest_path: Any) -> None:
     """Each head variant: .lomo (and per model), by prompt, restyled, refusal_styles."""
     rows = read_jsonl(xstest_path)
@@ -224,13 +276,21 @@ def head_variants(embed: Callable[[Sequence[str]], Any], xstest_path: Any) -> No
     everyone = np.arange(len(rows))
     print(
         "refusal head variant: .lomo (gpt4/llama2new/mistral), pooled AUROC of score minus"
-        " threshold; by prompt; buried recall/kept;"
+        " threshold, difference to the shipped six [95% interval, prompts bootstrapped];"
+        " by prompt; buried recall/kept;"
         " partial; styles declines/answers kept; L2 chosen in the .lomo folds"
     )
     heads: dict[tuple[str, str], Head] = {}
+    shipped_right = np.zeros(0)
     for label, opening, form, use in variants():
-        x, xr, xs = (head_input(tt, opening, form) for tt in (dev, rest, sty))
-        head = heads.setdefault((opening, form), Head(x, y))
+        if opening == "sentences":
+            x, xr, xs = dev.sent, rest.sent, sty.sent
+            shipped = ("shipped opening (refusal.opening)", "opening")
+            seed = heads.setdefault(shipped, Head(head_input(dev, *shipped), y))
+            head = heads.setdefault((opening, form), SentenceHead(dev, y, seed))
+        else:
+            x, xr, xs = (head_input(tt, opening, form) for tt in (dev, rest, sty))
+            head = heads.setdefault((opening, form), Head(x, y))
         score = np.zeros(len(rows))
         rpred = np.zeros(len(texts), dtype=bool)
         chosen = []
@@ -242,6 +302,8 @@ def head_variants(embed: Callable[[Sequence[str]], Any], xstest_path: Any) -> No
             score[test], rpred[mine] = p, rp >= 0
             chosen.append(l2)
         pred = score >= 0
+        if use == "six":
+            shipped_right = pred == y
         by_prompt = np.zeros(len(rows), dtype=bool)
         for test in folds:
             train = np.setdiff1d(everyone, test)
@@ -254,7 +316,8 @@ def head_variants(embed: Callable[[Sequence[str]], Any], xstest_path: Any) -> No
         per = " / ".join(f"{(pred == y)[models == m].mean():.3f}" for m in sorted(set(models)))
         buried, refused = style == "buried", y[source]
         print(
-            f"  {label}: {(pred == y).mean():.3f} ({per}), AUROC {auroc(score, y):.3f}; "
+            f"  {label}: {(pred == y).mean():.3f} ({per}), AUROC {auroc(score, y):.3f}, vs six "
+            f"{_paired_interval(pred == y, shipped_right, [r['user'] for r in rows])}; "
             f"{(by_prompt == y).mean():.3f}; "
             f"{rpred[buried & refused].mean():.3f}/{(~rpred[buried & ~refused]).mean():.3f}; "
             f"{rpred[style == 'partial'].mean():.3f}; {int(sp[sy].sum())}/{int(sy.sum())}"
