@@ -95,6 +95,8 @@ def head_input(t: Texts, opening: str, form: str) -> F64:
         return x - t.request
     if form == "with request":
         return np.hstack([x, t.request])
+    if form == "request only":  # how far the prompt's topic alone predicts a refusal
+        return t.request
     return x
 
 
@@ -198,6 +200,7 @@ def variants() -> list[tuple[str, str, str, str]]:
         for use in ("head", "stack"):
             opening = "shipped opening (refusal.opening)"
             out.append((f"{opening}, {form}, {use}", opening, form, use))
+    out.append(("the request alone (no reply), head", "first 60 words", "request only", "head"))
     for use in ("head", "stack"):
         label = f"sentence head (multiple instance, first 5 sentences), {use}"
         out.append((label, "sentences", "opening", use))
@@ -247,6 +250,39 @@ def _score(
     cut = best_threshold(stacked @ wl + bl, yt)
     w, b = head.fit(train, l2)
     return l2, [_columns(tt, rows, w, b, use, xx) @ wl + bl - cut for tt, xx, rows in targets]
+
+
+#: Openings whose stacked model (fitted on every dev row) is printed in detail.
+DETAIL = ("shipped opening (refusal.opening)", "first 60 words")
+
+
+def _detail(
+    head: Head,
+    dev: Texts,
+    x: F64,
+    xr: F64,
+    models: np.ndarray,
+    folds: Sequence[Index],
+    y: np.ndarray,
+    partial_source: Index,
+    style: np.ndarray,
+) -> None:
+    """The stacked weights fitted on every dev row, and the head's median logit on the restyled
+    "partial" replies against the plain refusals they were made from and the dev answers."""
+    everyone = np.arange(len(y))
+    l2, inner = head.inner(everyone, models, folds)
+    order = np.concatenate([te for te, _, _ in inner])
+    stacked = np.vstack([_columns(dev, te, w, b, "stack", x) for te, w, b in inner])
+    wl, bl = fit_logistic(stacked, y[order].astype(np.float64))
+    w, b = head.fit(everyone, l2)
+    own = x @ w + b
+    partial = xr[style == "partial"] @ w + b
+    print(
+        f"    fitted on every row: L2 {l2:g}, weights (six, head) {np.round(wl, 2).tolist()},"
+        f" bias {bl:.2f}; head logit medians: partial {np.median(partial):.2f}, the refusals"
+        f" they come from {np.median(own[partial_source]):.2f}, dev answers"
+        f" {np.median(own[~y]):.2f}"
+    )
 
 
 def _paired_interval(right: np.ndarray, base: np.ndarray, prompts: Sequence[str]) -> str:
@@ -324,3 +360,5 @@ def head_variants(embed: Callable[[Sequence[str]], Any], xstest_path: Any) -> No
             f" / {int((~sp[~sy]).sum())}/{int((~sy).sum())}; L2 {min(chosen):g}-{max(chosen):g}",
             flush=True,
         )
+        if use == "stack" and form == "opening" and opening in DETAIL:
+            _detail(head, dev, x, xr, models, folds, y, source[style == "partial"], style)
