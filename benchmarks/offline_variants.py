@@ -2,7 +2,8 @@
 grouped way as agreement.py, so the README's "tried" figures come from a command.
 
 Usage: python benchmarks/offline_variants.py [relevance] [scope] [scope_ranking] [refusal]
-       [scope_expand] [scope_post] [relevance_head] [--clinc FILE] [--dbdc3 FILE] [--xstest FILE]
+       [scope_expand] [scope_post] [relevance_head] [refusal_head] [--clinc FILE] [--dbdc3 FILE]
+       [--xstest FILE]
 
 relevance: logistic models over sets of relevance features on DBDC3, out of fold by dialogue
 (Spearman with (O - X) / votes, agreement and AUROC on the majority turns), each also fitted on
@@ -15,8 +16,10 @@ tokenizer vocabulary, _variants_expand.py). scope_post: embeddings post-processe
 principal components of non-CLINC requests, a hub penalty, and a logistic two-feature score
 (_variants_scope_post.py), `.lolo` and `.lolo14`. relevance_head: a learned head over the reply and
 input vectors, alone or stacked into the feature model, all-but-the-top vectors, and a
-swapped-reply check (_variants_relevance_head.py; 6-9 minutes at load 4-5). Embeddings come from
-the same disk cache as agreement.py.
+swapped-reply check (_variants_relevance_head.py; 6-9 minutes at load 4-5). refusal_head: a learned
+head over the reply opening's embedding, alone or stacked, leave one model out
+(_variants_refusal_head.py; about 12 minutes at load 3). Embeddings come from the same disk cache
+as agreement.py.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from _stats import (  # noqa: E402
 )
 from _variants_expand import expansion_variants  # noqa: E402
 from _variants_refusal import refusal_variants  # noqa: E402
+from _variants_refusal_head import head_variants  # noqa: E402
 from _variants_relevance_head import relevance_head_variants  # noqa: E402
 from _variants_scope import scope_ranking_variants  # noqa: E402
 from _variants_scope_post import post_variants  # noqa: E402
@@ -260,19 +264,20 @@ DETAIL = (
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse arguments and print the variants asked for (all by default)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("parts", nargs="*", help="parts to run (default: all)")
-    add_labelled_options(parser)
-    args = parser.parse_args(argv)
     known = [
         "relevance",
         "scope",
         "refusal",
+        "refusal_head",
         "scope_ranking",
         "scope_expand",
         "scope_post",
         "relevance_head",
     ]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("parts", nargs="*", help=f"parts to run (default: all): {known}")
+    add_labelled_options(parser)
+    args = parser.parse_args(argv)
     parts = args.parts or known
     if set(parts) - set(known):
         parser.error(f"unknown part(s) {sorted(set(parts) - set(known))}")
@@ -293,6 +298,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             scope_ranking_variants(embedder.embed, args.clinc, DETAIL)
         if "refusal" in parts:
             refusal_variants(embedder.embed, args.xstest)
+        if "refusal_head" in parts:
+            head_variants(embedder.embed, args.xstest)
         if "scope_expand" in parts:
             expansion_variants(embedder.embed, args.clinc)
         if "scope_post" in parts:
