@@ -14,6 +14,7 @@ from _stats import (
     auroc,
     best_threshold,
     fit_logistic,
+    fit_standardised,
     group_folds,
     grouped_bootstrap,
     sigmoid,
@@ -90,12 +91,8 @@ def dbdc3(kit: OfflineKit, dialogues: list[dict[str, Any]], fit: bool, out: Figu
         return float(((score[sel] >= cut) == relevant[sel]).mean())
 
     def fit_features(idx: Index) -> tuple[F64, float, float]:
-        # Fitted on standardised features (so the L2 penalty treats them alike), returned for
-        # the raw ones.
-        mean, std = feats[idx].mean(axis=0), feats[idx].std(axis=0) + 1e-9
         sel = idx[majority[idx]]
-        ws, b = fit_logistic((feats[sel] - mean) / std, relevant[sel].astype(np.float64))
-        w, b = ws / std, float(b - (ws * mean / std).sum())
+        w, b = fit_standardised(feats[idx], relevant[sel].astype(np.float64), majority[idx])
         return w, b, best_threshold(feats[sel] @ w + b, relevant[sel])
 
     oof, cosine_oof = np.zeros(len(items)), np.zeros(len(items))

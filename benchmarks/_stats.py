@@ -69,6 +69,16 @@ def fit_logistic(x: F64, y: F64, l2: float = 1e-3, iters: int = 50) -> tuple[F64
     return w[:-1], float(w[-1])
 
 
+def fit_standardised(x: F64, y: F64, fit_on: Bools | None = None) -> tuple[F64, float]:
+    """`fit_logistic` on `x` standardised by its rows' mean and spread (so the L2 penalty treats
+    the features alike), fitted on the rows `fit_on` (default all) against `y`; the weights and
+    bias are returned for the raw features."""
+    mean, std = x.mean(axis=0), x.std(axis=0) + 1e-9
+    rows = x if fit_on is None else x[fit_on]
+    ws, b = fit_logistic((rows - mean) / std, y)
+    return ws / std, float(b - (ws * mean / std).sum())
+
+
 def sigmoid(z: F64) -> F64:
     """The logistic function."""
     out: F64 = 1.0 / (1.0 + np.exp(-z))

@@ -37,7 +37,7 @@ from _stats import (
     Index,
     auroc,
     best_threshold,
-    fit_logistic,
+    fit_standardised,
     group_folds,
     read_jsonl,
     spearman,
@@ -217,9 +217,7 @@ def _fit_stacked(cols: F64, d: _Data, rows: Index) -> tuple[F64, float, float]:
     logistic on standardised features of the majority turns, threshold with the best agreement."""
     sel = d.majority[rows]
     relevant = d.relevant[rows]
-    mean, std = cols.mean(axis=0), cols.std(axis=0) + 1e-9
-    ws, b = fit_logistic((cols[sel] - mean) / std, relevant[sel].astype(np.float64))
-    w, b = ws / std, float(b - (ws * mean / std).sum())
+    w, b = fit_standardised(cols, relevant[sel].astype(np.float64), sel)
     return w, b, best_threshold(cols[sel] @ w + b, relevant[sel])
 
 

@@ -45,7 +45,7 @@ from _stats import (  # noqa: E402
     auroc,
     balanced_accuracy,
     best_threshold,
-    fit_logistic,
+    fit_standardised,
     group_folds,
     read_jsonl,
     spearman,
@@ -159,12 +159,10 @@ def relevance(embedder: DiskCachedEmbedder, dbdc3_path: Path) -> None:
 
     def fit(cols: F64, idx: np.ndarray) -> tuple[F64, float, float]:
         sel = idx[majority[idx]]
-        mean, std = cols[idx].mean(axis=0), cols[idx].std(axis=0) + 1e-9
         if soft[0]:  # every voted turn, the share of "fine" votes as a soft label
-            ws, b = fit_logistic((cols[idx] - mean) / std, share[idx])
+            w, b = fit_standardised(cols[idx], share[idx])
         else:
-            ws, b = fit_logistic((cols[sel] - mean) / std, relevant[sel].astype(np.float64))
-        w, b = ws / std, float(b - (ws * mean / std).sum())
+            w, b = fit_standardised(cols[idx], relevant[sel].astype(np.float64), majority[idx])
         return w, b, best_threshold(cols[sel] @ w + b, relevant[sel])
 
     print("relevance feature set: Spearman / agreement / AUROC out of fold; examples kept")
