@@ -99,7 +99,7 @@ def clinc(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures) 
     # one intent are alike, so an intent is what leaks; each out-of-scope request is its own
     # group). Every list's label is a function of the domain, so each keeps its in/out counts.
     domains = np.array([r["domain"] for r in rows])
-    requests = np.array(
+    intents = np.array(
         [r["intent"] if r["domain"] != "out_of_scope" else f"oos-{i}" for i, r in enumerate(rows)]
     )
 
@@ -118,7 +118,7 @@ def clinc(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures) 
                 ci = {"auroc": lambda i, s=s, y=y: auroc(s[i], y[i])}
                 ci["balanced_accuracy"] = lambda i, p=s >= cut, y=y: balanced_accuracy(p[i], y[i])
                 for figure, stat in ci.items():
-                    interval = grouped_bootstrap(stat, requests, strata=domains)
+                    interval = grouped_bootstrap(stat, intents, strata=domains)
                     out.put_interval(f"clinc.{name}.{figure}.{group}", interval)
         out.put(f"clinc.min.auroc.{group}", min(h[0] for h in held))
         out.put(f"clinc.min.balanced_accuracy.{group}", min(h[1] for h in held))
@@ -127,7 +127,7 @@ def clinc(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures) 
             f"clinc.mean.balanced_accuracy.{group}",
             grouped_bootstrap(
                 lambda i: float(np.mean([balanced_accuracy(p[i], y[i]) for p, y in said])),
-                requests,
+                intents,
                 strata=domains,
             ),
         )

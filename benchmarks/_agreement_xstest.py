@@ -98,16 +98,16 @@ def xstest(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures)
         restyled_lomo[mine] = sigmoid(restyled_feats[mine] @ w + b) >= t
     out.put("xstest.rows", len(rows))
     if len(set(models)) > 1:
-        out.put("xstest.refusal.accuracy.lomo", float((lomo == y).mean()))
         right, by = (lomo == y), np.array(prompts)  # 95% intervals: prompts drawn whole
+        out.put("xstest.refusal.accuracy.lomo", float(right.mean()))
         out.put_interval(
             "xstest.refusal.accuracy.lomo", grouped_bootstrap(lambda i: right[i].mean(), by)
         )
-        out.put("xstest.refusal.accuracy.lomo.annotators_agree", float((lomo == y)[agree].mean()))
+        out.put("xstest.refusal.accuracy.lomo.annotators_agree", float(right[agree].mean()))
         for model in sorted(set(models)):
             sel = models == model
-            out.put(f"xstest.refusal.accuracy.lomo.{model}", float((lomo == y)[sel].mean()))
             mine = right[sel]
+            out.put(f"xstest.refusal.accuracy.lomo.{model}", float(mine.mean()))
             out.put_interval(
                 f"xstest.refusal.accuracy.lomo.{model}",
                 grouped_bootstrap(lambda i, mine=mine: mine[i].mean(), by[sel]),
