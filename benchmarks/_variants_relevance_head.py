@@ -42,6 +42,7 @@ from _stats import (
     read_jsonl,
     spearman,
 )
+from _variants_scope_post import apply_post, fit_post
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -224,16 +225,8 @@ def _fit_stacked(cols: F64, d: _Data, rows: Index) -> tuple[F64, float, float]:
 def abtt(embed: Embed, background: F64, k: int) -> Embed:
     """`embed` with the mean and the top `k` principal directions of `background` removed,
     re-normalised (all-but-the-top)."""
-    mean = background.mean(axis=0)
-    top = np.linalg.svd(background - mean, full_matrices=False)[2][:k]
-
-    def wrapped(texts: Sequence[str]) -> F64:
-        v = embed(texts).astype(np.float64) - mean
-        v -= (v @ top.T) @ top
-        out: F64 = v / np.clip(np.linalg.norm(v, axis=1, keepdims=True), 1e-12, None)
-        return out
-
-    return wrapped
+    mean, top = fit_post(background, k)
+    return lambda texts: apply_post(embed(texts).astype(np.float64), mean, top)
 
 
 def background_texts(clinc_path: Path, xstest_path: Path) -> list[str]:
