@@ -13,7 +13,6 @@ get the head refitted on every training row. Nothing is chosen on the held-out m
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,15 +21,16 @@ import numpy as np
 from _agreement_xstest import STYLES, restyled
 from _stats import (
     F64,
-    SEED,
     Index,
     auroc,
     best_threshold,
     fit_logistic,
     group_folds,
+    grouped_bootstrap,
     model_out_splits,
     read_jsonl,
 )
+from _variants_refusal import sentences
 from sklearn.linear_model import LogisticRegression
 
 from convoeval.judges.offline import refusal
@@ -39,20 +39,13 @@ from convoeval.judges.offline import refusal
 #: A first run tried 1e-4 to 1e-1 (commit b952f53) and always chose the smallest two, so the grid
 #: was extended down.
 L2_GRID = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
-_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
-
-
-def _sentences(reply: str) -> list[str]:
-    """The reply's sentences (and lines) of three words or more, as _variants_refusal reads them."""
-    parts = [s.strip() for s in _SPLIT.split(reply.strip())]
-    return [s for s in parts if len(s.split()) >= 3] or [reply.strip() or "(empty)"]
 
 
 #: The fixed ways of taking a reply's opening that the head reads (all set before any figure).
 OPENINGS: dict[str, Callable[[str], str]] = {
     "shipped opening (refusal.opening)": lambda r: refusal.opening(r) or r,
-    "first sentence": lambda r: _sentences(r)[0],
-    "first 2 sentences": lambda r: " ".join(_sentences(r)[:2]),
+    "first sentence": lambda r: sentences(r)[0],
+    "first 2 sentences": lambda r: " ".join(sentences(r)[:2]),
     "first 60 words": lambda r: " ".join(r.split()[:60]) or "(empty)",
 }
 
@@ -74,7 +67,7 @@ def read(
 ) -> Texts:
     """Embed everything the variants need for these replies (through the disk cache)."""
     vec = lambda texts: np.asarray(embed(list(texts)), dtype=np.float64)  # noqa: E731
-    per = [_sentences(r)[:5] for r in replies]
+    per = [sentences(r)[:5] for r in replies]
     starts = np.cumsum([0] + [len(ss) for ss in per])
     slots = np.full((len(replies), 5), -1)  # row r's sentences' places in `sent`, -1 padded
     for r, ss in enumerate(per):
@@ -109,10 +102,8 @@ class Head:
 
     def fit(self, idx: Index, l2: float) -> tuple[F64, float]:
         key = (np.sort(idx).tobytes(), l2)
-        if key not in self._fits:  # sklearn's C for a mean log-loss plus l2 / 2 * |w|^2
-            model = LogisticRegression(C=1.0 / (l2 * len(idx)), max_iter=5000, tol=1e-6)
-            model.fit(self.x[idx], self.y[idx])
-            self._fits[key] = model.coef_[0].astype(np.float64), float(model.intercept_[0])
+        if key not in self._fits:
+            self._fits[key] = _l2_logistic(self.x[idx], self.y[idx], l2)
         return self._fits[key]
 
     def inner(
@@ -159,26 +150,35 @@ class SentenceHead(Head):
         if key not in self._fits:
             w, b = self.seed.fit(idx, l2)
             slots = self.t.slots[idx]
-            logits = np.where(slots >= 0, self.t.sent[np.maximum(slots, 0)] @ w + b, -np.inf)
+            logits = _slot_logits(self.t, slots, w, b)
             refused = self.y[idx] > 0.5
             pos = slots[refused, logits[refused].argmax(axis=1)]
             neg = slots[~refused][slots[~refused] >= 0]
             x = self.t.sent[np.r_[pos, neg]]
             label = np.r_[np.ones(len(pos)), np.zeros(len(neg))]
-            model = LogisticRegression(C=1.0 / (l2 * len(label)), max_iter=5000, tol=1e-6)
-            model.fit(x, label)
-            self._fits[key] = model.coef_[0].astype(np.float64), float(model.intercept_[0])
+            self._fits[key] = _l2_logistic(x, label, l2)
         return self._fits[key]
 
     def reply_scores(self, rows: Index, w: F64, b: float) -> F64:
         return _mi(self.t, rows, w, b, 5)
 
 
+def _l2_logistic(x: F64, y: F64, l2: float) -> tuple[F64, float]:
+    """sklearn's L2 logistic fit, its C set for a mean log-loss plus l2 / 2 * |w|^2."""
+    model = LogisticRegression(C=1.0 / (l2 * len(y)), max_iter=5000, tol=1e-6)
+    model.fit(x, y)
+    return model.coef_[0].astype(np.float64), float(model.intercept_[0])
+
+
+def _slot_logits(t: Texts, slots: Index, w: F64, b: float) -> F64:
+    """The head's logit for each sentence place in `slots` (-inf where a reply has none)."""
+    out: F64 = np.where(slots >= 0, t.sent[np.maximum(slots, 0)] @ w + b, -np.inf)
+    return out
+
+
 def _mi(t: Texts, rows: Index, w: F64, b: float, n: int) -> F64:
     """Highest head logit over the first `n` sentences of each reply in `rows` (opening form)."""
-    slots = t.slots[rows, :n]
-    logits = np.where(slots >= 0, t.sent[np.maximum(slots, 0)] @ w + b, -np.inf)
-    out: F64 = logits.max(axis=1)
+    out: F64 = _slot_logits(t, t.slots[rows, :n], w, b).max(axis=1)
     return out
 
 
@@ -287,12 +287,8 @@ def _detail(
 
 def _paired_interval(right: np.ndarray, base: np.ndarray, prompts: Sequence[str]) -> str:
     """95% interval of the accuracy difference to `base`, bootstrapping prompts (1,000 draws)."""
-    names, group = np.unique(np.asarray(prompts), return_inverse=True)
-    diff = np.bincount(group, right.astype(float) - base.astype(float), len(names))
-    count = np.bincount(group, minlength=len(names)).astype(float)
-    draws = np.random.default_rng(SEED).integers(0, len(names), (1000, len(names)))
-    ratio = diff[draws].sum(axis=1) / count[draws].sum(axis=1)
-    low, high = np.quantile(ratio, [0.025, 0.975])
+    diff = right.astype(float) - base.astype(float)
+    low, high = grouped_bootstrap(lambda i: float(diff[i].mean()), prompts, resamples=1000)
     return f"{right.mean() - base.mean():+.3f} [{low:+.3f}, {high:+.3f}]"
 
 
