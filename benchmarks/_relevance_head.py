@@ -6,7 +6,7 @@ is fitted without the rows it is scored on."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from _stats import F64, SEED, Index, group_folds, spearman
@@ -43,18 +43,38 @@ def choose_alpha(
     negatives: F64 | None = None,
     select: F64 | None = None,
 ) -> tuple[float, F64]:
-    """The strength with the best Spearman of inner out-of-fold scores on `rows` (folds by
+    """The ridge strength with the best Spearman of inner out-of-fold scores on `rows` (folds by
     group) with `select` (default: `y`), and those scores."""
-    best: tuple[float, float, F64] = (-2.0, RIDGE_ALPHA[0], np.zeros(len(rows)))
+
+    def score(train: Index, test: Index, alpha: float) -> F64:
+        w, b = _fit(x, y, train, alpha, negatives)
+        out: F64 = x[test] @ w + b
+        return out
+
+    return choose_strength(RIDGE_ALPHA, score, groups, rows, y if select is None else select)
+
+
+def choose_strength(
+    grid: Sequence[float],
+    score: Callable[[Index, Index, float], F64],
+    groups: Sequence[object],
+    rows: Index,
+    target: F64,
+) -> tuple[float, F64]:
+    """The strength in `grid` whose inner out-of-fold scores on `rows` (folds by group) have the
+    best Spearman with `target`, and those scores; `score(train, test, strength)` fits on the
+    rows `train` and scores the rows `test`."""
+    best: tuple[float, float, F64] = (-2.0, grid[0], np.zeros(len(rows)))
     inner_folds = group_folds([groups[r] for r in rows])
-    for alpha in RIDGE_ALPHA:
+    for strength in grid:
         inner = np.zeros(len(rows))
         for test in inner_folds:
-            w, b = _fit(x, y, rows[np.setdiff1d(np.arange(len(rows)), test)], alpha, negatives)
-            inner[test] = x[rows[test]] @ w + b
-        rho = spearman(inner, (y if select is None else select)[rows])
+            inner[test] = score(
+                rows[np.setdiff1d(np.arange(len(rows)), test)], rows[test], strength
+            )
+        rho = spearman(inner, target[rows])
         if rho > best[0]:
-            best = (rho, alpha, inner)
+            best = (rho, strength, inner)
     return best[1], best[2]
 
 

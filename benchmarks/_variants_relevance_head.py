@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 from _agreement_dbdc3 import dbdc3_windows
-from _relevance_head import head_inputs, nested_head, swap_partners
+from _relevance_head import choose_strength, head_inputs, nested_head, swap_partners
 from _stats import (
     F64,
     Index,
@@ -99,17 +99,14 @@ def _head(kind: str, x: F64, d: _Data, idx: Index) -> tuple[Callable[[F64], F64]
         y = np.ones(d.n) if kind == "swaps only" else d.target
         w, b, inner, alpha = nested_head(x[: d.n], y, d.dialogue.tolist(), idx, negatives, d.target)
         return (lambda rows: rows @ w + b), alpha, inner
-    best: tuple[float, float, F64] = (-2.0, 0.0, np.zeros(0))
-    for c in LOGISTIC_C:
-        inner = np.zeros(len(idx))
-        for test in group_folds(d.dialogue[idx].tolist()):
-            train = np.setdiff1d(np.arange(len(idx)), test)
-            inner[test] = _logistic(x, d, idx[train], c).decision_function(x[idx[test]])
-        rho = spearman(inner, d.target[idx])
-        if rho > best[0]:
-            best = (rho, c, inner)
-    model = _logistic(x, d, idx, best[1])
-    return model.decision_function, best[1], best[2]
+    c, inner = choose_strength(
+        LOGISTIC_C,
+        lambda train, test, c: _logistic(x, d, train, c).decision_function(x[test]),
+        d.dialogue.tolist(),
+        idx,
+        d.target,
+    )
+    return _logistic(x, d, idx, c).decision_function, c, inner
 
 
 def _logistic(x: F64, d: _Data, idx: Index, c: float) -> Any:
