@@ -28,7 +28,7 @@ COUNTS: defaultdict[str, Counter[str]] = defaultdict(Counter)
 
 def _instrument() -> None:
     from convoeval.judges import JudgeError
-    from convoeval.judges.core import LLMJudge
+    from convoeval.judges.core.llm import LLMJudge
 
     run, ask = LLMJudge.run, LLMJudge._ask
 

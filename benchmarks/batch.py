@@ -20,7 +20,7 @@ from _workload import conversations
 
 from convoeval import evaluate
 from convoeval.judges import JudgeCache
-from convoeval.judges.batch import OpenAIBatchJudge
+from convoeval.judges.openai.batch import OpenAIBatchJudge
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "judges" / "_batch_server.py"
 

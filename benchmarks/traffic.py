@@ -41,7 +41,7 @@ from _fake_openai_server import FakeOpenAIServer, ServerProcess  # noqa: E402
 from _workload import conversations  # noqa: E402
 
 from convoeval import EvaluationResult, aevaluate  # noqa: E402
-from convoeval.judges.openai_judge import OpenAIJudge  # noqa: E402
+from convoeval.judges.openai.judge import OpenAIJudge  # noqa: E402
 from convoeval.metrics import (  # noqa: E402
     ConversationalCriteria,
     ConversationCompleteness,

@@ -75,7 +75,7 @@ def test_import_loads_no_model_and_opens_no_connection() -> None:
         "socket.socket.connect = refuse\n"
         "import convoeval\n"
         "assert 'onnxruntime' not in sys.modules, 'the offline model was loaded at import'\n"
-        "assert 'convoeval.judges.openai_judge' not in sys.modules, 'OpenAIJudge loaded early'\n"
+        "assert 'convoeval.judges.openai.judge' not in sys.modules, 'OpenAIJudge loaded early'\n"
         "assert 'openai' not in sys.modules, 'the openai SDK was imported at import'\n"
         "from convoeval import OpenAIJudge\n"
         "assert OpenAIJudge.__name__ == 'OpenAIJudge'\n"

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any
 from convoeval._version import VERSION as __version__
 from convoeval.errors import ConvoevalError
 from convoeval.io.errors import ConversionError, DataError
-from convoeval.judges.base import JudgeError
+from convoeval.judges.protocol.base import JudgeError
 from convoeval.judges.panel import JudgePanel
 from convoeval.metrics import (
     AgentGoalAccuracyWithoutReference,
@@ -52,13 +52,13 @@ from convoeval.schema import (
 )
 
 if TYPE_CHECKING:
-    from convoeval.judges.openai_judge import OpenAIJudge
+    from convoeval.judges.openai.judge import OpenAIJudge
 
 
 def __getattr__(name: str) -> Any:
     # The openai SDK takes a third of a second to import: load it only when asked for.
     if name == "OpenAIJudge":
-        from convoeval.judges.openai_judge import OpenAIJudge
+        from convoeval.judges.openai.judge import OpenAIJudge
 
         return OpenAIJudge
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -48,7 +48,7 @@ def batch_command(data_options: list[Callable[[Any], Any]]) -> click.Group:
         request is answered, score with `convoeval run ... --batch`."""
         from convoeval.errors import ConvoevalError
         from convoeval.judges import resolve_judge
-        from convoeval.judges.batch import OpenAIBatchJudge
+        from convoeval.judges.openai.batch import OpenAIBatchJudge
         from convoeval.runner import evaluate
         from convoeval.runner._plan import members
 
@@ -131,7 +131,7 @@ def batch_command(data_options: list[Callable[[Any], Any]]) -> click.Group:
         """Read batch output files (JSONL: custom_id, response) into the judge cache
         (CONVOEVAL_CACHE_DIR). Lines that failed are left out: the next export asks again."""
         from convoeval.judges import JudgeCache
-        from convoeval.judges._batch_lines import LineSpool, answered_body
+        from convoeval.judges.openai._batch_lines import LineSpool, answered_body
 
         spool = LineSpool(JudgeCache().path)
         problems: list[str] = []

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from convoeval.judges.base import Judge
+    from convoeval.judges.protocol.base import Judge
 
 MARKER = "convoeval_cases"
 

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from convoeval._sync import run_sync
-from convoeval.judges.base import Judge
-from convoeval.judges.repeat import repeat_scope
+from convoeval.judges.protocol.base import Judge
+from convoeval.judges.ensembles.repeat import repeat_scope
 from convoeval.metrics import Metric, MetricResult
 from convoeval.metrics._base import SampleLike, as_sample
 from convoeval.runner._plan import build_metrics, plan_judges

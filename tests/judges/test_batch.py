@@ -17,12 +17,12 @@ from _parcel import parcels
 
 from convoeval import evaluate
 from convoeval.judges import JudgeCache, JudgeConfigError, resolve_judge
-from convoeval.judges._batch_rounds import Line, Rounds
-from convoeval.judges.backend import BackendReply
-from convoeval.judges.base import Usage
-from convoeval.judges.batch import OpenAIBatchJudge
-from convoeval.judges.endpoints import EndpointRegistry
-from convoeval.runner.pricing import PRICES, estimate_cost
+from convoeval.judges.openai._batch_rounds import Line, Rounds
+from convoeval.judges.core.backend import BackendReply
+from convoeval.judges.protocol.base import Usage
+from convoeval.judges.openai.batch import OpenAIBatchJudge
+from convoeval.judges.core.endpoints import EndpointRegistry
+from convoeval.judges.pricing import PRICES, estimate_cost
 
 EXTRACT = "topic_adherence_extract_topics"
 

@@ -13,8 +13,8 @@ import pytest
 from pydantic import BaseModel
 
 from convoeval.judges import JudgeCache, JudgeError, OpenAIJudge, Step
-from convoeval.judges.cache import cache_key, default_cache_dir
-from convoeval.judges.retry import RetryPolicy
+from convoeval.judges.core.cache import cache_key, default_cache_dir
+from convoeval.judges.core.retry import RetryPolicy
 
 if TYPE_CHECKING:
     from conftest import FaultServer, Verdict

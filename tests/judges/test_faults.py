@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from convoeval.judges import JudgeError, OpenAIJudge, Step
-from convoeval.judges.retry import RetryPolicy, parse_retry_after
+from convoeval.judges.core.retry import RetryPolicy, parse_retry_after
 
 if TYPE_CHECKING:
     from conftest import FakeTime, FaultServer, Verdict

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from convoeval.judges import JudgeError, OpenAIJudge, Step, Usage
-from convoeval.judges.retry import RetryPolicy
+from convoeval.judges.core.retry import RetryPolicy
 
 if TYPE_CHECKING:
     from conftest import FaultServer, Verdict

@@ -17,7 +17,7 @@ from _parcel import PARCEL
 
 from convoeval import evaluate
 from convoeval.judges import JudgeConfigError, JudgePanel, StepUnsupported, resolve_judge
-from convoeval.judges.backend import BackendFailure, Failure
+from convoeval.judges.core.backend import BackendFailure, Failure
 from convoeval.judges.fake import FakeJudge
 from convoeval.metrics.agent_goal_accuracy import AgentGoalAccuracyWithoutReference
 from convoeval.metrics.conversation_relevancy import VERDICTS, ConversationRelevancy

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from convoeval.judges.retry import Limiter
+from convoeval.judges.core.retry import Limiter
 
 
 async def test_slots_go_to_waiters_in_arrival_order_and_never_exceed_the_limit() -> None:

@@ -13,8 +13,8 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from convoeval.judges import JudgeCache, JudgeError, OpenAIJudge, Step
-from convoeval.judges.endpoints import ENDPOINTS
-from convoeval.judges.retry import RetryPolicy
+from convoeval.judges.core.endpoints import ENDPOINTS
+from convoeval.judges.core.retry import RetryPolicy
 
 
 class Sentiment(BaseModel):

@@ -13,9 +13,9 @@ from pydantic import BaseModel
 
 from convoeval.errors import ConvoevalError
 from convoeval.judges import JudgeConfigError, JudgeError, OpenAIJudge, Step, resolve_judge
-from convoeval.judges.cache import JudgeCache
-from convoeval.judges.endpoints import EndpointRegistry
-from convoeval.judges.retry import RetryPolicy
+from convoeval.judges.core.cache import JudgeCache
+from convoeval.judges.core.endpoints import EndpointRegistry
+from convoeval.judges.core.retry import RetryPolicy
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -145,12 +145,12 @@ def test_a_recipe_rebuilds_the_judge_and_never_shows_the_key(tmp_path: Path) -> 
         assert secret not in text
     assert (made.concurrency, made.shared, shared.recipe().shared) == (7, False, True)
     elsewhere = EndpointRegistry()
-    again = made.build(elsewhere, 2)
+    again = OpenAIJudge.from_recipe(made, elsewhere, 2)
     assert again.describe() == {**own.describe(), "concurrency": 2}
     assert again.registry is elsewhere and again.cache is not None
     assert again.cache.path == tmp_path / "c.sqlite"
     assert "sk-very-secret" in again.backend.secrets()
-    other = shared.recipe().build(elsewhere, 4)
+    other = OpenAIJudge.from_recipe(shared.recipe(), elsewhere, 4)
     assert other.concurrency == 4 and elsewhere.shared_limiter(other.endpoint).limit == 4
     assert registry.shared_limiter(shared.endpoint).limit == 16  # the original's is untouched
 
@@ -176,7 +176,7 @@ def test_a_recipe_carries_every_setting(tmp_path: Path) -> None:
     )
     made = judge.recipe()
     assert made.retry.max_total_s == 42.0 and made.cache == str(tmp_path / "c.sqlite")
-    assert made.build(EndpointRegistry(), 2).recipe() == replace(made, concurrency=2)
+    assert OpenAIJudge.from_recipe(made, EndpointRegistry(), 2).recipe() == replace(made, concurrency=2)
 
 
 async def test_base_url_and_key_come_from_the_environment(
@@ -305,6 +305,6 @@ def test_a_recipe_keeps_an_empty_default_cache(
     judge = OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", api_key="k")
     assert judge.cache is not None and len(judge.cache) == 0
     assert judge.recipe().cache is True
-    rebuilt = judge.recipe().build(EndpointRegistry(), 2)
+    rebuilt = OpenAIJudge.from_recipe(judge.recipe(), EndpointRegistry(), 2)
     assert rebuilt.cache is not None and rebuilt.cache.path == judge.cache.path
     assert OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", cache=False).recipe().cache is False

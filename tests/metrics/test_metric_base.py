@@ -21,7 +21,7 @@ from convoeval import (
     ToolMessage,
     Turn,
 )
-from convoeval.judges.base import Answer, Judge, JudgeError, Step, StepUnsupported, Usage
+from convoeval.judges.protocol.base import Answer, Judge, JudgeError, Step, StepUnsupported, Usage
 from convoeval.metrics import (
     Ask,
     Metric,

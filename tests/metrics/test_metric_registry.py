@@ -136,7 +136,7 @@ def test_public_names_do_not_leak() -> None:
 
 def test_metrics_use_no_judge_internals() -> None:
     """Issue 10 §3: a metric talks to judges through `Step`, its typed input and the
-    `OfflineKit` protocol (judges/step.py), never through one judge's modules."""
+    `OfflineKit` protocol (judges/protocol/step.py), never through one judge's modules."""
     package = Path(metrics_pkg.__file__).parent
     for module in package.glob("*.py"):
         text = module.read_text(encoding="utf-8")

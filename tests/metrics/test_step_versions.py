@@ -15,7 +15,7 @@ import pytest
 
 from convoeval import AIMessage, HumanMessage, MultiTurnSample, SystemMessage, ToolCall, ToolMessage
 from convoeval.judges.fake import FakeJudge
-from convoeval.judges.step import Step
+from convoeval.judges.protocol.step import Step
 from convoeval.metrics import METRICS
 
 #: step name -> (version, fingerprint). Change a prompt or schema: bump the version, pin both.

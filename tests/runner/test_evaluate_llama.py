@@ -11,7 +11,7 @@ from pathlib import Path
 
 from convoeval import ConversationRelevancyMetric, evaluate
 from convoeval.judges import JudgeCache, OpenAIJudge
-from convoeval.judges.retry import RetryPolicy
+from convoeval.judges.core.retry import RetryPolicy
 from convoeval.schema import ConversationalTestCase, ModelTestCase
 
 

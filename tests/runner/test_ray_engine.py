@@ -30,7 +30,7 @@ from _runner_samples import tool_sample, write_jsonl
 
 from convoeval import evaluate
 from convoeval.judges import FakeJudge, OpenAIJudge
-from convoeval.judges.endpoints import EndpointRegistry
+from convoeval.judges.core.endpoints import EndpointRegistry
 from convoeval.runner._plan import UsageError
 from convoeval.runner._ray_engine import RayEngineError
 from convoeval.runner._ray_worker import build, recipe, shares

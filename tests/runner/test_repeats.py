@@ -18,8 +18,8 @@ from scipy import stats
 
 from convoeval import ConversationRelevancyMetric, evaluate
 from convoeval.judges import FakeJudge
-from convoeval.judges.cache import JudgeCache
-from convoeval.judges.repeat import repeat_sampling, repeat_scope
+from convoeval.judges.core.cache import JudgeCache
+from convoeval.judges.ensembles.repeat import repeat_sampling, repeat_scope
 from convoeval.metrics.conversation_relevancy import VERDICTS
 from convoeval.runner import ResultsFileError
 from convoeval.runner._plan import UsageError

@@ -10,7 +10,7 @@ import pytest
 from _runner_samples import tool_sample
 
 from convoeval import evaluate
-from convoeval.judges.base import Usage
+from convoeval.judges.protocol.base import Usage
 from convoeval.runner import MetricStats, PlainProgress, estimate_cost
 
 

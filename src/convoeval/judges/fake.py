@@ -14,11 +14,11 @@ from typing import Any, TypeAlias
 
 from pydantic import BaseModel
 
-from convoeval.judges.backend import BackendReply, BackendRequest
-from convoeval.judges.cache import JudgeCache
-from convoeval.judges.core import LLMJudge
-from convoeval.judges.endpoints import EndpointRegistry
-from convoeval.judges.retry import Limiter, RetryPolicy
+from convoeval.judges.core.backend import BackendReply, BackendRequest
+from convoeval.judges.core.cache import JudgeCache
+from convoeval.judges.core.endpoints import EndpointRegistry
+from convoeval.judges.core.llm import LLMJudge
+from convoeval.judges.core.retry import Limiter, RetryPolicy
 
 #: One scripted answer: a dict, JSON text, a pydantic instance, or an exception (class) to raise.
 FakeAnswer: TypeAlias = Mapping[str, Any] | str | BaseModel | BaseException | type[BaseException]

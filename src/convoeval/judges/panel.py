@@ -3,7 +3,7 @@
 One judge's verdicts carry its own biases; a panel of different models (or the offline judge
 and LLM judges) votes them down. Every step is asked of every member at once, each member with
 its own cache, limits, retries and samples; the answers are combined by the very vote of
-repeated samples (judges/_samples.py: majority per voted field and per verdict, ties to the
+repeated samples (judges/ensembles/samples.py: majority per voted field and per verdict, ties to the
 earliest member in the order given, a median or the most common answer where nothing is voted),
 so `--judge A --judge B` and `samples=N` decide alike. A member that fails is left out of the
 vote; the step fails when fewer than a majority of the members answered. A member that cannot
@@ -23,8 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from convoeval.judges._samples import ratings, vote
-from convoeval.judges.base import (
+from convoeval.judges.ensembles.samples import ratings, vote
+from convoeval.judges.protocol.base import (
     Answer,
     Judge,
     JudgeConfigError,
@@ -36,6 +36,7 @@ from convoeval.judges.base import (
     StepUnsupported,
     Usage,
 )
+from convoeval.judges.spec import resolve_one
 
 __all__ = ["JudgePanel"]
 
@@ -51,9 +52,7 @@ class JudgePanel:
             raise JudgeConfigError(
                 "a judge panel needs at least two judges (one judge is used as it is)"
             )
-        from convoeval.judges import resolve_judge  # the package imports this module
-
-        self.members: list[Judge] = [resolve_judge(m) for m in members]
+        self.members: list[Judge] = [resolve_one(m) for m in members]
         self.labels = _labels([str(getattr(m, "name", "judge")) for m in self.members])
         self.name = f"panel({', '.join(self.labels)})"
 

@@ -21,8 +21,8 @@ from convoeval._sync import run_sync
 from convoeval.errors import ConvoevalError
 from convoeval.io._convert import plain
 from convoeval.io.records import record_to_sample
-from convoeval.judges.base import Judge, JudgeError, Step, Usage
-from convoeval.judges.step import StepInputs
+from convoeval.judges.protocol.base import Judge, JudgeError, Step, Usage
+from convoeval.judges.protocol.step import StepInputs
 from convoeval.schema import ConversationalTestCase, MultiTurnSample
 
 OutT = TypeVar("OutT", bound=BaseModel)

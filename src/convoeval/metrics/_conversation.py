@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Coroutine, Sequence
 from typing import Any, ClassVar, TypeVar
 
-from convoeval.judges.base import Judge
+from convoeval.judges.protocol.base import Judge
 from convoeval.metrics._base import Metric, MetricResult, concurrently
 from convoeval.metrics._facade import DeepEvalFacade
 from convoeval.schema import AIMessage, HumanMessage, MultiTurnSample

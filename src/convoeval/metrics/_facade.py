@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 from convoeval._sync import run_sync
-from convoeval.judges.base import Judge
+from convoeval.judges.protocol.base import Judge
 from convoeval.metrics._base import Metric, MetricResult, SampleLike
 
 CoreT = TypeVar("CoreT", bound=Metric)

@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from convoeval.judges.base import Judge
-from convoeval.judges.step import OfflineKit, Step, StepInput, Window
+from convoeval.judges.protocol.base import Judge
+from convoeval.judges.protocol.step import OfflineKit, Step, StepInput, Window
 from convoeval.metrics._base import Ask, Metric, MetricResult, concurrently
 from convoeval.metrics._facade import DeepEvalFacade
 from convoeval.metrics._keyed import KeyedVerdicts, keyed_check

@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from convoeval.judges.base import Judge
-from convoeval.judges.step import Step, StepInput
+from convoeval.judges.protocol.base import Judge
+from convoeval.judges.protocol.step import Step, StepInput
 from convoeval.metrics._base import Ask, MetricResult
 from convoeval.metrics._conversation import JudgedConversation, chunks, excerpt
 from convoeval.metrics._facade import DeepEvalFacade

@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from convoeval.judges.base import Judge
-from convoeval.judges.step import Step, StepInput
+from convoeval.judges.protocol.base import Judge
+from convoeval.judges.protocol.step import Step, StepInput
 from convoeval.metrics._base import Ask, Metric, MetricResult, one_judge
 from convoeval.metrics._registry import register
 from convoeval.schema import MultiTurnSample

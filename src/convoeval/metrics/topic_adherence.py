@@ -15,8 +15,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, Field
 
 from convoeval._text import plural
-from convoeval.judges.base import Judge
-from convoeval.judges.step import OfflineKit, Step, StepInput
+from convoeval.judges.protocol.base import Judge
+from convoeval.judges.protocol.step import OfflineKit, Step, StepInput
 from convoeval.metrics._base import Ask, Metric, MetricResult, concurrently, one_judge
 from convoeval.metrics._keyed import KeyedVerdicts, keyed_check, keyed_listing, ratio
 from convoeval.metrics._registry import register

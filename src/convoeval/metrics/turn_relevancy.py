@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from convoeval.judges.base import Judge
+from convoeval.judges.protocol.base import Judge
 from convoeval.metrics._facade import DeepEvalFacade
 from convoeval.metrics._registry import facade_of, register
 from convoeval.metrics.conversation_relevancy import ConversationRelevancy

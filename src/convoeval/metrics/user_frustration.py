@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
-from convoeval.judges.step import Step, StepInput
+from convoeval.judges.protocol.step import Step, StepInput
 from convoeval.metrics._base import Ask, MetricResult
 from convoeval.metrics._conversation import JudgedConversation, chunks, excerpt, users
 from convoeval.metrics._registry import register

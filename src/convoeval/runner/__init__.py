@@ -10,7 +10,7 @@ from convoeval.runner._inputs import NothingToScoreError, RequiredFieldsError
 from convoeval.runner._plan import OfflineJudgeError, UsageError
 from convoeval.runner._reach import JudgeUnreachableError
 from convoeval.runner._resume import meta_path, read_meta
-from convoeval.runner.pricing import PRICES, estimate_cost
+from convoeval.judges.pricing import PRICES, estimate_cost
 from convoeval.runner.progress import NoProgress, PlainProgress, Progress, make_progress
 from convoeval.runner.results import EvaluationResult, MetricStats
 from convoeval.runner.rows import (

@@ -15,14 +15,14 @@ from convoeval.runner._plan import describe
 from convoeval.runner.rows import RunMeta
 
 if TYPE_CHECKING:
-    from convoeval.judges.batch import OpenAIBatchJudge
+    from convoeval.judges.openai.batch import OpenAIBatchJudge
 
 
 def batching(judges: Sequence[Judge]) -> list[OpenAIBatchJudge]:
     """The run's judges that send through the Batch API (the module loads only for them)."""
     if not any(describe(j).get("batch") is True for j in judges):
         return []
-    from convoeval.judges.batch import OpenAIBatchJudge
+    from convoeval.judges.openai.batch import OpenAIBatchJudge
 
     return [j for j in judges if isinstance(j, OpenAIBatchJudge)]
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from convoeval._version import VERSION
 from convoeval.errors import ConvoevalError
-from convoeval.judges.base import Judge
+from convoeval.judges.protocol.base import Judge
 from convoeval.metrics import Metric
 from convoeval.runner._inputs import Item
 from convoeval.runner._plan import JudgePlan, UsageError

@@ -15,9 +15,9 @@ from typing import Any
 
 from convoeval._version import VERSION
 from convoeval.judges import Judge, JudgePanel
-from convoeval.judges.endpoints import EndpointRegistry
-from convoeval.judges.openai_judge import OpenAIJudge
-from convoeval.judges.recipe import OpenAIRecipe
+from convoeval.judges.core.endpoints import EndpointRegistry
+from convoeval.judges.openai.judge import OpenAIJudge
+from convoeval.judges.openai.recipe import OpenAIRecipe
 from convoeval.metrics import Metric
 from convoeval.runner._plan import is_offline
 from convoeval.runner._ray_engine import Pending
@@ -72,7 +72,7 @@ def build(recipe_: Recipe | None, share: dict[str, int], registry: EndpointRegis
         return JudgePanel([build(r, share, registry) for r in recipe_[1]])
     if kind == "openai":
         made: OpenAIRecipe = recipe_[1]
-        return made.build(registry, share[recipe_[2]])
+        return OpenAIJudge.from_recipe(made, registry, share[recipe_[2]])
     return recipe_[1]
 
 

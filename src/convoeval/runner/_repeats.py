@@ -21,8 +21,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from convoeval.judges.base import Judge, Usage
-from convoeval.judges.repeat import repeat_scope
+from convoeval.judges.protocol.base import Judge, Usage
+from convoeval.judges.ensembles.repeat import repeat_scope
 from convoeval.metrics import Metric, MetricResult
 from convoeval.runner._inputs import Item
 from convoeval.runner._plan import UsageError

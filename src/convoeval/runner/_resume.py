@@ -277,7 +277,7 @@ def prepare(
 
 def _keep_batches(path: Path, meta: RunMeta, old: RunMeta | None = None) -> None:
     """Carry the Batch API batches of the run that made `path` (same identity) into `meta`, so
-    the batches it left in flight are collected, not sent again (judges/batch.py)."""
+    the batches it left in flight are collected, not sent again (judges/openai/batch.py)."""
     if old is None:
         try:
             old = read_meta(path)

@@ -14,7 +14,7 @@ import json
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import IO
 
-from convoeval.judges.base import Judge, Usage
+from convoeval.judges.protocol.base import Judge, Usage
 from convoeval.metrics import Metric, MetricFailedError, MetricResult
 from convoeval.runner._inputs import Item
 from convoeval.runner.rows import ResultRow, usage_entry, usage_of

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from convoeval._text import plural
-from convoeval.judges.base import Usage
+from convoeval.judges.protocol.base import Usage
 from convoeval.runner._panel_agreement import PanelAgreement
 from convoeval.runner._plan import UsageError
 from convoeval.runner._repeats import GATE_MODES, RepeatMeans, bootstrap_ci, row_repeats
 from convoeval.runner._resume import iter_rows, read_meta, read_rows
-from convoeval.runner.pricing import estimate_cost
+from convoeval.judges.pricing import estimate_cost
 from convoeval.runner.rows import ResultRow, ResultsFileError, RunMeta, usage_of
 
 #: The sample fields `to_pandas` puts next to the scores (Ragas's column names).

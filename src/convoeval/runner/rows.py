@@ -8,7 +8,7 @@ import json
 from typing import Any, NotRequired, TypedDict, cast
 
 from convoeval.errors import ConvoevalError
-from convoeval.judges.base import Usage
+from convoeval.judges.protocol.base import Usage
 
 
 class ResultsFileError(ConvoevalError, ValueError):
@@ -136,7 +136,7 @@ class RunMeta(TypedDict):
     resumed: NotRequired[str]
     #: Per metric scored by a judge panel: Fleiss' kappa between its members (when completed).
     panel_agreement: NotRequired[dict[str, dict[str, Any]]]
-    #: Batch API batches of the run (judges/batch.py): id, input file, requests, status.
+    #: Batch API batches of the run (judges/openai/batch.py): id, input file, requests, status.
     batches: NotRequired[list[dict[str, Any]]]
     rows: str
 

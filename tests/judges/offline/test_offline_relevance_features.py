@@ -11,7 +11,7 @@ from convoeval.judges.offline.relevance_features import (
     relevance_probabilities,
     word_overlap,
 )
-from convoeval.judges.step import Window
+from convoeval.judges.protocol.step import Window
 
 QUESTION = "How long is the warranty on the Volt Pro laptop?"
 

@@ -10,12 +10,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from convoeval.judges._answers import AnswerProblem, RawReply, accept
-from convoeval.judges.base import Answer, JudgeError, OutT, Step, StepUnsupported, Usage
 from convoeval.judges.offline import calibration as cal
 from convoeval.judges.offline.embedder import MODEL_NAME
 from convoeval.judges.offline.kit import OfflineKit, get_kit
-from convoeval.judges.step import StepInputs
+from convoeval.judges.protocol._answers import AnswerProblem, RawReply, accept
+from convoeval.judges.protocol.base import Answer, JudgeError, OutT, Step, StepUnsupported, Usage
+from convoeval.judges.protocol.step import StepInputs
 
 #: Offline steps that may run at once in the process, whatever the judges. Each thread spends
 #: most of its time waiting for the embedder, which serves every waiting thread in one grouped

@@ -9,7 +9,7 @@ itself comes from `relevance_features.py`.
 
 from __future__ import annotations
 
-from convoeval.judges.step import Window
+from convoeval.judges.protocol.step import Window
 
 __all__ = ["Window", "context_parts"]
 

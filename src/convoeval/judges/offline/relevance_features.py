@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from convoeval.judges.offline import calibration as cal
 from convoeval.judges.offline.relevance import context_parts
-from convoeval.judges.step import Window
+from convoeval.judges.protocol.step import Window
 
 FloatArray = npt.NDArray[np.float32]
 

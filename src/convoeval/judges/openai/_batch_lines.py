@@ -20,8 +20,8 @@ from typing import Any, Final
 
 import httpx
 
-from convoeval.judges._chat_replies import read_reply, status_failure
-from convoeval.judges.backend import BackendFailure, BackendReply, BackendRequest, Failure
+from convoeval.judges.core.backend import BackendFailure, BackendReply, BackendRequest, Failure
+from convoeval.judges.openai._replies import read_reply, status_failure
 
 #: The endpoint every line of a convoeval batch goes to.
 LINE_URL: Final = "/v1/chat/completions"

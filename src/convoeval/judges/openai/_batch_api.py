@@ -23,7 +23,8 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from convoeval.judges._batch_lines import (
+from convoeval.judges.core.backend import BackendFailure, Failure
+from convoeval.judges.openai._batch_lines import (
     LINE_URL,
     Exported,
     LineSpool,
@@ -33,9 +34,8 @@ from convoeval.judges._batch_lines import (
     read_lines,
     request_line,
 )
-from convoeval.judges._batch_rounds import Line
-from convoeval.judges.backend import BackendFailure, Failure
-from convoeval.judges.openai_judge import OpenAIChatBackend
+from convoeval.judges.openai._batch_rounds import Line
+from convoeval.judges.openai.judge import OpenAIChatBackend
 
 if TYPE_CHECKING:
     import openai

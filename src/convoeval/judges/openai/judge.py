@@ -1,7 +1,7 @@
 """The `openai` judge: any OpenAI-compatible chat-completions server, with structured output.
 
 `OpenAIChatBackend` does one `POST /chat/completions` over httpx and classifies what came back
-(retryable, format rejected, parameter rejected, fatal; judges/_chat_replies.py), saying in every
+(retryable, format rejected, parameter rejected, fatal; judges/openai/_replies.py), saying in every
 message what the server sent or what failed. `OpenAIJudge` is that backend under the shared
 `LLMJudge` core, which owns the cache, limit, timeout, retries, re-ask and usage. API keys only
 ever go into the header.
@@ -24,14 +24,14 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import httpx
 
-from convoeval.judges._chat_replies import read_reply, status_failure
-from convoeval.judges.backend import BackendFailure, BackendReply, BackendRequest, Failure
-from convoeval.judges.base import JudgeConfigError
-from convoeval.judges.cache import JudgeCache, default_cache_dir
-from convoeval.judges.core import LLMJudge
-from convoeval.judges.endpoints import ENDPOINTS, EndpointRegistry
-from convoeval.judges.recipe import OpenAIRecipe
-from convoeval.judges.retry import Limiter, RetryPolicy
+from convoeval.judges.core.backend import BackendFailure, BackendReply, BackendRequest, Failure
+from convoeval.judges.core.cache import JudgeCache, default_cache_dir
+from convoeval.judges.core.endpoints import ENDPOINTS, EndpointRegistry
+from convoeval.judges.core.llm import LLMJudge
+from convoeval.judges.core.retry import Limiter, RetryPolicy
+from convoeval.judges.openai._replies import read_reply, status_failure
+from convoeval.judges.openai.recipe import OpenAIRecipe
+from convoeval.judges.protocol.base import JudgeConfigError
 
 OPENAI_URL = "https://api.openai.com/v1"
 #: The key sent to local servers that need none (never a real credential).
@@ -308,7 +308,7 @@ class OpenAIJudge(LLMJudge):
         return self._backend
 
     def recipe(self) -> OpenAIRecipe:
-        """How to build this judge again elsewhere (`OpenAIRecipe.build`): its settings, API key
+        """How to build this judge again elsewhere (`from_recipe`): its settings, API key
         included (kept out of the recipe's repr), and its limit, own or its endpoint's shared."""
         cache = self.cache
         # The default cache travels as True (each worker opens its own default), not bool(cache),
@@ -324,6 +324,17 @@ class OpenAIJudge(LLMJudge):
             concurrency=self.concurrency or 1,
             shared=self._limiter is self.registry.shared_limiter(self.endpoint),
         )
+
+    @classmethod
+    def from_recipe(
+        cls, recipe: OpenAIRecipe, registry: EndpointRegistry, concurrency: int
+    ) -> OpenAIJudge:
+        """The judge of `recipe`, using `registry`, with `concurrency` requests in flight: its
+        own limit, or, for a judge on its endpoint's shared limit, that shared limit there."""
+        if recipe.shared:
+            registry.shared_limiter(recipe.endpoint).limit = concurrency
+        own = None if recipe.shared else concurrency
+        return cls(**recipe.kwargs(), concurrency=own, registry=registry)
 
     def __repr__(self) -> str:
         return f"OpenAIJudge(model={self.model!r}, endpoint={self.endpoint!r})"

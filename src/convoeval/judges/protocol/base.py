@@ -13,8 +13,8 @@ from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel
 
 from convoeval.errors import ConvoevalError
-from convoeval.judges._redact import redact
-from convoeval.judges.step import AnswerCheck, OfflineImpl, Step
+from convoeval.judges.protocol._redact import redact
+from convoeval.judges.protocol.step import AnswerCheck, OfflineImpl, Step
 
 OutT = TypeVar("OutT", bound=BaseModel)
 
@@ -65,7 +65,7 @@ class Usage:
 
 @dataclass(frozen=True)
 class SampleVote:
-    """How an answer combined repeated judge samples (`samples=N`, judges/_samples.py): every
+    """How an answer combined repeated judge samples (`samples=N`, judges/ensembles/samples.py): every
     sample's answer (None where the sample failed), the failures by sample index, and each
     verdict's confidence, the share of the answering samples that agreed with it (by key for
     keyed steps, under "answer" for the others)."""

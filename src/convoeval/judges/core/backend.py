@@ -17,8 +17,8 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from convoeval.judges._answers import Reask, schema_text
-from convoeval.judges.step import Step
+from convoeval.judges.protocol._answers import Reask, schema_text
+from convoeval.judges.protocol.step import Step
 
 __all__ = ["Backend", "BackendFailure", "BackendReply", "BackendRequest", "Failure"]
 
@@ -38,7 +38,7 @@ class BackendRequest:
     mode: str = "json_schema"
     #: Sampling parameters the endpoint refused: "max_tokens", "temperature", "seed".
     adapted: frozenset[str] = frozenset()
-    #: A repeated judge sample's temperature and seed (judges/_samples.py); None: the backend's.
+    #: A repeated judge sample's temperature and seed (judges/ensembles/samples.py); None: the backend's.
     temperature: float | None = None
     seed: int | None = None
     #: The question's answer-cache key (what names a batch line); empty when the judge keeps no

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from convoeval.judges.retry import DEFAULT_CONCURRENCY, Limiter
+from convoeval.judges.core.retry import DEFAULT_CONCURRENCY, Limiter
 
 #: Structured-output modes, tried in this order: the server's json_schema support, its JSON mode,
 #: then the schema in the prompt only.

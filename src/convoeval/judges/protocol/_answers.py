@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from convoeval.judges.base import JudgeError, Step
+from convoeval.judges.protocol.base import JudgeError, Step
 
 OutT = TypeVar("OutT", bound=BaseModel)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from convoeval.judges.base import Usage
+from convoeval.judges.protocol.base import Usage
 
 #: USD per 1M tokens (input, output) at api.openai.com, standard tier (checked 2025).
 PRICES: dict[str, tuple[float, float]] = {

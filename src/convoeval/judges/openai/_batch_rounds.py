@@ -22,8 +22,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from convoeval.judges._batch_lines import Outcome
-from convoeval.judges.backend import BackendFailure, Failure
+from convoeval.judges.core.backend import BackendFailure, Failure
+from convoeval.judges.openai._batch_lines import Outcome
 
 
 @dataclass

@@ -15,7 +15,19 @@ from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel
 
-from convoeval.judges._answers import (
+from convoeval.judges.core.backend import (
+    Backend,
+    BackendFailure,
+    BackendReply,
+    BackendRequest,
+    Failure,
+)
+from convoeval.judges.core.cache import JudgeCache, cache_key
+from convoeval.judges.core.endpoints import ENDPOINTS, MODES, EndpointRegistry
+from convoeval.judges.core.retry import Limiter, RetryBudget, RetryPolicy
+from convoeval.judges.ensembles.repeat import current_repeat, repeat_sampling
+from convoeval.judges.ensembles.samples import combine, sample_sampling
+from convoeval.judges.protocol._answers import (
     AnswerProblem,
     RawReply,
     Reask,
@@ -24,14 +36,8 @@ from convoeval.judges._answers import (
     estimate_tokens,
     raw_text,
 )
-from convoeval.judges._samples import combine, sample_sampling
-from convoeval.judges.backend import Backend, BackendFailure, BackendReply, BackendRequest, Failure
-from convoeval.judges.base import Answer, JudgeConfigError, JudgeError, Usage
-from convoeval.judges.cache import JudgeCache, cache_key
-from convoeval.judges.endpoints import ENDPOINTS, MODES, EndpointRegistry
-from convoeval.judges.repeat import current_repeat, repeat_sampling
-from convoeval.judges.retry import Limiter, RetryBudget, RetryPolicy
-from convoeval.judges.step import Step
+from convoeval.judges.protocol.base import Answer, JudgeConfigError, JudgeError, Usage
+from convoeval.judges.protocol.step import Step
 
 OutT = TypeVar("OutT", bound=BaseModel)
 
@@ -64,7 +70,7 @@ class LLMJudge:
 
     Samples: with `samples=N` (N > 1) every step is asked N times concurrently, each sample with
     its own re-ask, retries, budget and cache entry, and the answers are combined by majority
-    vote (judges/_samples.py); `Answer.vote` keeps every sample and each verdict's confidence.
+    vote (judges/ensembles/samples.py); `Answer.vote` keeps every sample and each verdict's confidence.
 
     Hooks for subclasses (the batch judge uses both): `keyed = True` puts each question's cache
     key on its `BackendRequest.key` even when the judge has no cache (or lost it), and
@@ -182,7 +188,9 @@ class LLMJudge:
         sampling = self.backend.sampling()
         if sample is not None:
             sampling = sample_sampling(sampling, sample)
-        repeat = current_repeat()  # a repeated run's repeat: fresh samples (judges/repeat.py)
+        repeat = (
+            current_repeat()
+        )  # a repeated run's repeat: fresh samples (judges/ensembles/repeat.py)
         if repeat:
             sampling = repeat_sampling(sampling, repeat, self.samples)
         keyed = self.keyed or self.cache is not None

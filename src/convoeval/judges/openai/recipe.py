@@ -1,5 +1,6 @@
-"""`OpenAIRecipe`: how to build an `OpenAIJudge` again in another process (a Ray worker), with
-another endpoint registry and its own share of the judge's concurrency limit.
+"""`OpenAIRecipe`: what it takes to build an `OpenAIJudge` again in another process (a Ray
+worker), with another endpoint registry and its own share of the judge's concurrency limit.
+`OpenAIJudge.from_recipe` builds it (the judge imports this module, never the reverse).
 
 Judges hold connections, locks and a cache handle, so they do not travel between processes;
 their recipe does (it pickles). It carries the API key and the full base URL, which stay out
@@ -9,14 +10,10 @@ of its repr and str.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from convoeval.judges.cache import JudgeCache
-from convoeval.judges.endpoints import EndpointRegistry
-from convoeval.judges.retry import RetryPolicy
-
-if TYPE_CHECKING:
-    from convoeval.judges.openai_judge import OpenAIJudge
+from convoeval.judges.core.cache import JudgeCache
+from convoeval.judges.core.retry import RetryPolicy
 
 #: Marks the fields that say how the judge's limit is shared (not keyword arguments).
 _LIMIT = {"limit": True}
@@ -49,9 +46,9 @@ class OpenAIRecipe:
     shared: bool = field(metadata=_LIMIT)
 
     @classmethod
-    def of(cls, judge: OpenAIJudge, **given: Any) -> OpenAIRecipe:
-        """The recipe of `judge`: the `given` fields, the others read from the judge's
-        attributes of the same names."""
+    def of(cls, judge: Any, **given: Any) -> OpenAIRecipe:
+        """The recipe of `judge` (an `OpenAIJudge`): the `given` fields, the others read from
+        the judge's attributes of the same names."""
         names = (f.name for f in fields(cls))
         return cls(**{n: given[n] if n in given else getattr(judge, n) for n in names})
 
@@ -61,13 +58,3 @@ class OpenAIRecipe:
         if isinstance(self.cache, str):
             made["cache"] = JudgeCache(self.cache)
         return made
-
-    def build(self, registry: EndpointRegistry, concurrency: int) -> OpenAIJudge:
-        """The judge, using `registry`, with `concurrency` requests in flight: its own limit,
-        or, for a judge on its endpoint's shared limit, that shared limit in `registry`."""
-        from convoeval.judges.openai_judge import OpenAIJudge
-
-        if self.shared:
-            registry.shared_limiter(self.endpoint).limit = concurrency
-        own = None if self.shared else concurrency
-        return OpenAIJudge(**self.kwargs(), concurrency=own, registry=registry)

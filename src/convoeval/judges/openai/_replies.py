@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx
 
-from convoeval.judges.backend import BackendFailure, BackendReply, Failure
-from convoeval.judges.retry import parse_retry_after
+from convoeval.judges.core.backend import BackendFailure, BackendReply, Failure
+from convoeval.judges.core.retry import parse_retry_after
 
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object")
 #: Sampling parameters some models refuse (OpenAI's reasoning models), and how to adapt:

@@ -36,9 +36,9 @@ from typing import Any, Literal, TypeVar, get_origin
 
 from pydantic import BaseModel
 
-from convoeval.judges._answers import AnswerProblem, RawReply, accept
-from convoeval.judges.base import JudgeError, SampleVote
-from convoeval.judges.step import Step
+from convoeval.judges.protocol._answers import AnswerProblem, RawReply, accept
+from convoeval.judges.protocol.base import JudgeError, SampleVote
+from convoeval.judges.protocol.step import Step
 
 OutT = TypeVar("OutT", bound=BaseModel)
 
@@ -53,7 +53,7 @@ WHOLE_ANSWER = "answer"
 def varied_sampling(base: Mapping[str, Any], offset: int, tag: str, index: int) -> dict[str, Any]:
     """The backend's sampling settings made to vary: the judge's temperature when above 0, else
     `SAMPLE_TEMPERATURE`; a fixed seed offset by `offset`; and `tag: index`, so each variant has
-    its own cache key. Shared by repeated samples and repeated runs (judges/repeat.py)."""
+    its own cache key. Shared by repeated samples and repeated runs (judges/ensembles/repeat.py)."""
     temperature = base.get("temperature")
     if not isinstance(temperature, int | float) or temperature <= 0:
         temperature = SAMPLE_TEMPERATURE

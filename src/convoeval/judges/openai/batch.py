@@ -2,7 +2,7 @@
 on OpenAI or any server that implements them): half the price, its own rate limits, answers
 within hours instead of seconds.
 
-Each round of steps goes out as one batch (judges/_batch_rounds.py says when a round is
+Each round of steps goes out as one batch (judges/openai/_batch_rounds.py says when a round is
 complete), with `custom_id` = the request's cache key. The core is the same as every other LLM
 judge's: cache, usage, the one re-ask (in the next round) and retries (a failed line is retried
 in a follow-up batch, `retries` times, then the step fails). A run that is killed while a batch is
@@ -22,16 +22,22 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from convoeval.judges._batch_api import BatchAPI, ExportFile, Journal
-from convoeval.judges._batch_lines import Exported, LineSpool, Outcome, custom_id, stored_reply
-from convoeval.judges._batch_rounds import Rounds
-from convoeval.judges.backend import BackendFailure, BackendReply, BackendRequest, Failure
-from convoeval.judges.base import JudgeConfigError, JudgeError
-from convoeval.judges.cache import JudgeCache
-from convoeval.judges.core import LLMJudge
-from convoeval.judges.endpoints import EndpointRegistry
-from convoeval.judges.openai_judge import OpenAIChatBackend, OpenAIJudge
-from convoeval.judges.retry import RetryPolicy
+from convoeval.judges.core.backend import BackendFailure, BackendReply, BackendRequest, Failure
+from convoeval.judges.core.cache import JudgeCache
+from convoeval.judges.core.endpoints import EndpointRegistry
+from convoeval.judges.core.llm import LLMJudge
+from convoeval.judges.core.retry import RetryPolicy
+from convoeval.judges.openai._batch_api import BatchAPI, ExportFile, Journal
+from convoeval.judges.openai._batch_lines import (
+    Exported,
+    LineSpool,
+    Outcome,
+    custom_id,
+    stored_reply,
+)
+from convoeval.judges.openai._batch_rounds import Rounds
+from convoeval.judges.openai.judge import OpenAIChatBackend, OpenAIJudge
+from convoeval.judges.protocol.base import JudgeConfigError, JudgeError
 
 #: Requests per batch at most (OpenAI's limit per batch is 50,000).
 MAX_REQUESTS = 50_000
@@ -160,7 +166,7 @@ class OpenAIBatchJudge(LLMJudge):
     may spend waiting on batches and retrying (default: no bound; a batch may take 24 hours).
     `poll`: the longest wait between two polls of a batch (the first is 0.25 s, then 1.5 times
     longer each time). `settle`, `quiet`, `max_requests`: when the open batch is sent
-    (judges/_batch_rounds.py). `window`: records a run keeps in flight with this judge. The
+    (judges/openai/_batch_rounds.py). `window`: records a run keeps in flight with this judge. The
     answer cache is required: batch answers land there, and a killed run resumes from it.
     """
 

@@ -1,0 +1,96 @@
+"""One judge from one `--judge` spec: 'offline', 'PROVIDER/MODEL' or a Judge instance, with
+the options an LLM judge takes. `resolve_judge` (the package) adds lists, which make a panel."""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from typing import Any
+
+from convoeval.judges.protocol.base import Judge, JudgeConfigError
+
+#: Providers a `PROVIDER/MODEL` spec may name.
+PROVIDERS = ("openai",)
+_FORMS = (
+    "'offline' (the embedded judge, the default), 'PROVIDER/MODEL' with provider "
+    f"{' or '.join(repr(p) for p in PROVIDERS)} (e.g. 'openai/gpt-4o-mini', any "
+    "OpenAI-compatible server), a Judge instance, or a list of these (a judge panel)"
+)
+OPTIONS = frozenset(
+    {
+        "base_url",
+        "api_key",
+        "concurrency",
+        "cache",
+        "timeout",
+        "retry_budget",
+        "seed",
+        "max_tokens",
+        "reason_first",
+        "samples",
+        "batch",
+    }
+)
+
+
+class JudgeSpecError(JudgeConfigError):
+    """A judge spec that names no judge (`--judge ofline`, `foo`, `anthropic/...`)."""
+
+
+def resolve_one(spec: Judge | str | None, **options: Any) -> Judge:
+    """One judge from one spec (None or 'offline', 'PROVIDER/MODEL', a Judge); `options` as
+    `resolve_judge` takes them, already checked there."""
+    if spec is not None and not isinstance(spec, str):
+        if isinstance(spec, Judge):
+            return spec
+        raise JudgeSpecError(f"cannot use {spec!r} as a judge; accepted forms: {_FORMS}")
+    text = "offline" if spec is None else spec.strip()
+    if text.lower() == "offline":
+        if options.get("batch"):
+            raise JudgeConfigError(
+                "--batch (batch=True) sends an LLM judge's requests through the Batch API; the "
+                "offline judge sends none: choose --judge openai/MODEL (judge='openai/MODEL')"
+            )
+        offline = importlib.import_module("convoeval.judges.offline")
+        judge: Judge = offline.OfflineJudge()
+        return judge
+    provider, slash, model = text.partition("/")
+    if not slash:
+        raise JudgeSpecError(
+            f"unknown judge spec {spec!r}{_did_you_mean(text)}; {accepted_forms()}"
+        )
+    if provider.lower() not in PROVIDERS:
+        near = difflib.get_close_matches(provider.lower(), PROVIDERS, n=1)
+        hint = f" (did you mean {near[0] + slash + model!r}?)" if near else ""
+        raise JudgeSpecError(
+            f"unknown judge provider {provider!r} in {spec!r}{hint}; known providers: "
+            f"{', '.join(PROVIDERS)}; {accepted_forms()}"
+        )
+    if not model.strip() or any(c.isspace() for c in model.strip()):
+        raise JudgeSpecError(f"judge spec {spec!r} names no model; {accepted_forms()}")
+    given = {k: v for k, v in options.items() if v is not None}
+    if given.pop("batch", False):
+        from convoeval.judges.openai.batch import OpenAIBatchJudge
+
+        given.pop("concurrency", None)  # every request of a round waits in one batch
+        given.pop("timeout", None)  # a batch may take up to 24 hours
+        return OpenAIBatchJudge(model.strip(), **given)
+    given.pop("batch", None)
+    from convoeval.judges.openai.judge import OpenAIJudge
+
+    return OpenAIJudge(model.strip(), **given)
+
+
+def accepted_forms() -> str:
+    return f"accepted forms: {_FORMS}"
+
+
+def _did_you_mean(text: str) -> str:
+    if not text or any(c.isspace() for c in text):
+        return ""
+    if text.lower() == "fake":
+        return " (the fake judge is built in code: pass FakeJudge(script) as the judge)"
+    near = difflib.get_close_matches(text.lower(), ["offline"], n=1, cutoff=0.6)
+    if near:
+        return f" (did you mean {near[0]!r}?)"
+    return f" (did you mean 'openai/{text}'?)"
