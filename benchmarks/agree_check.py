@@ -44,7 +44,7 @@ from agreement import TOPIC_LISTS, clinc, xstest  # noqa: E402
 
 from convoeval import agree  # noqa: E402
 from convoeval.judges.offline.kit import OfflineKit  # noqa: E402
-from convoeval.runner.agreement import RESAMPLES  # noqa: E402
+from convoeval.stats.agree import RESAMPLES  # noqa: E402
 
 Rows = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]
 #: The metric scored on each data set.

@@ -21,7 +21,7 @@ from _stats import auroc
 
 from convoeval.io import read_samples
 from convoeval.metrics import Metric, ToolCallAccuracy, ToolCallF1, TrajectoryMatch
-from convoeval.runner.trials import TaskTrials, summarize_trials
+from convoeval.stats.trials import TaskTrials, summarize_trials
 
 DATA = TAU_BENCH
 

@@ -27,7 +27,7 @@ ALLOWED: dict[str, set[str]] = {
 #: The lazy, in-function arrows ARCHITECTURE.md §2 allows: (importing file, imported module).
 LAZY_EXCEPTIONS = {
     ("runner/_plan.py", "convoeval.judges.offline"),
-    ("runner/_ray_worker.py", "convoeval.judges.offline"),
+    ("engines/ray/worker.py", "convoeval.judges.offline"),
     ("runner/results.py", "convoeval.report.notebook"),
 }
 

@@ -2,11 +2,15 @@
 
 from typing import TYPE_CHECKING, Any
 
+# The face wires in the parts that stand above the runner (the runner never imports them): the
+# Ray engine registers itself as engine="ray", the report the notebook view of EvaluationResult.
+import convoeval.engines
+import convoeval.report  # noqa: F401
 from convoeval._version import VERSION as __version__
 from convoeval.errors import ConvoevalError
 from convoeval.io.errors import ConversionError, DataError
-from convoeval.judges.protocol.base import JudgeError
 from convoeval.judges.panel import JudgePanel
+from convoeval.judges.protocol.base import JudgeError
 from convoeval.metrics import (
     AgentGoalAccuracyWithoutReference,
     AgentGoalAccuracyWithReference,
@@ -36,8 +40,6 @@ from convoeval.runner import (
     aevaluate,
     evaluate,
 )
-from convoeval.runner.agreement import AgreementReport, agree
-from convoeval.runner.trials import TrialsSummary, trials_summary
 from convoeval.schema import (
     AIMessage,
     ConversationalTestCase,
@@ -50,6 +52,8 @@ from convoeval.schema import (
     ToolMessage,
     Turn,
 )
+from convoeval.stats.agree import AgreementReport, agree
+from convoeval.stats.trials import TrialsSummary, trials_summary
 
 if TYPE_CHECKING:
     from convoeval.judges.openai.judge import OpenAIJudge

@@ -51,7 +51,7 @@ def agree_command(
         write_agreement_report,
     )
     from convoeval.runner._lock import check_writable
-    from convoeval.runner.agreement import agree
+    from convoeval.stats.agree import agree
 
     names = [n.strip() for item in metrics for n in item.split(",") if n.strip()]
     try:

@@ -132,7 +132,7 @@ GATE_OPTION = click.option(
 def gate_mode(spec: str) -> tuple[str, float | None]:
     """Parse `--gate`: `mean`, `lower-bound` or `pass-rate=P` into (mode, pass rate)."""
     from convoeval.runner._plan import UsageError
-    from convoeval.runner._repeats import parse_gate
+    from convoeval.stats.repeats import parse_gate
 
     try:
         return parse_gate(spec)

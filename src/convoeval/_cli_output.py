@@ -12,7 +12,7 @@ from convoeval._text import plural
 
 if TYPE_CHECKING:
     from convoeval.runner import EvaluationResult
-    from convoeval.runner.trials import TrialsSummary
+    from convoeval.stats.trials import TrialsSummary
 
 #: Exit codes (DESIGN §7): 2 unusable input or options, 3 a --fail-under gate failed,
 #: 4 some (record, metric) pairs failed, 130 interrupted.
@@ -48,7 +48,7 @@ def print_summary(result: EvaluationResult, trials: TrialsSummary | None = None)
     console = Console(width=max(100, Console().width))
     console.print(summary_table(result))
     click.echo(usage_text(result))
-    from convoeval.runner._panel_agreement import agreement_lines
+    from convoeval.stats.panels import agreement_lines
 
     for line in agreement_lines(result.panel_agreement()):
         click.echo(line)
@@ -60,7 +60,7 @@ def trials_of(result: EvaluationResult, option: str | None) -> TrialsSummary | N
     """pass^k / pass@k for `--trials TASK_FIELD[:SUCCESS]`; None without the option."""
     if option is None:
         return None
-    from convoeval.runner.trials import parse_trials_option, trials_summary
+    from convoeval.stats.trials import parse_trials_option, trials_summary
 
     return trials_summary(result, *parse_trials_option(option))
 

@@ -275,12 +275,12 @@ def run(
     metric) pairs failed (retry them with --retry-failed); 130 interrupted, or a Ray run that
     lost every worker (the rows written are kept: run again to resume).
     """
+    from convoeval.engines.ray.engine import RayWorkersLost
     from convoeval.errors import ConvoevalError
     from convoeval.judges import resolve_judge
     from convoeval.runner import evaluate
     from convoeval.runner._lock import check_writable
-    from convoeval.runner._ray_engine import RayWorkersLost
-    from convoeval.runner.trials import parse_trials_option
+    from convoeval.stats.trials import parse_trials_option
 
     limits = pairs(thresholds, "--threshold")
     gates = pairs(fail_under, "--fail-under")

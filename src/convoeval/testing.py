@@ -15,12 +15,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from convoeval._sync import run_sync
-from convoeval.judges.protocol.base import Judge
 from convoeval.judges.ensembles.repeat import repeat_scope
+from convoeval.judges.protocol.base import Judge
 from convoeval.metrics import Metric, MetricResult
 from convoeval.metrics._base import SampleLike, as_sample
 from convoeval.runner._plan import build_metrics, plan_judges
-from convoeval.runner._repeats import bootstrap_ci, combine_repeats, parse_gate, spread
+from convoeval.runner._repeats import combine_repeats
+from convoeval.stats.repeats import bootstrap_ci, parse_gate, spread
 
 __all__ = ["assert_conversation", "convoeval_cases"]
 

@@ -23,7 +23,7 @@ from convoeval.metrics.agent_goal_accuracy import AgentGoalAccuracyWithoutRefere
 from convoeval.metrics.conversation_relevancy import VERDICTS, ConversationRelevancy
 from convoeval.report import write_report
 from convoeval.runner import OfflineJudgeError
-from convoeval.runner._panel_agreement import PanelAgreement, agreement_lines, fleiss_kappa
+from convoeval.stats.panels import PanelAgreement, agreement_lines, fleiss_kappa
 
 if TYPE_CHECKING:
     from conftest import FaultServer

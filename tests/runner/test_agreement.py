@@ -16,8 +16,8 @@ from convoeval import AgreementReport, AIMessage, HumanMessage, MultiTurnSample,
 from convoeval.judges import FakeJudge
 from convoeval.metrics import Ask, Metric, MetricResult
 from convoeval.metrics.conversation_relevancy import VERDICTS
-from convoeval.runner import _agreement_stats as st
-from convoeval.runner.agreement import LabelsError
+from convoeval.stats import figures as st
+from convoeval.stats.agree import LabelsError
 
 TIGHT = 1e-12  # a few units in the last place of a float near 1
 

@@ -32,8 +32,8 @@ from convoeval import evaluate
 from convoeval.judges import FakeJudge, OpenAIJudge
 from convoeval.judges.core.endpoints import EndpointRegistry
 from convoeval.runner._plan import UsageError
-from convoeval.runner._ray_engine import RayEngineError
-from convoeval.runner._ray_worker import build, recipe, shares
+from convoeval.engines.ray.engine import RayEngineError
+from convoeval.engines.ray.worker import build, recipe, shares
 
 SKIP_RAY = "CONVOEVAL_SKIP_RAY"
 #: What the fault server answers for a one-exchange conversation_relevancy record.

@@ -23,7 +23,7 @@ from convoeval.judges.ensembles.repeat import repeat_sampling, repeat_scope
 from convoeval.metrics.conversation_relevancy import VERDICTS
 from convoeval.runner import ResultsFileError
 from convoeval.runner._plan import UsageError
-from convoeval.runner._repeats import bootstrap_ci, parse_gate
+from convoeval.stats.repeats import bootstrap_ci, parse_gate
 from convoeval.testing import assert_conversation
 
 METRIC = "conversation_relevancy"

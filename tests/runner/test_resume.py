@@ -10,7 +10,7 @@ from _runner_samples import DelayMetric, tool_sample, write_jsonl
 
 from convoeval import EvaluationResult, ToolCallAccuracy, evaluate
 from convoeval.runner import ResultsFileError, meta_path, read_meta
-from convoeval.runner._resume import Done, read_rows
+from convoeval.rows.files import Done, read_rows
 
 
 def _indices(path: Path) -> list[int]:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from convoeval import evaluate
-from convoeval.runner.trials import (
+from convoeval.stats.trials import (
     TaskTrials,
     TrialsError,
     parse_trials_option,
@@ -59,7 +59,7 @@ def _row(task: Any, reward: Any = None, score: float | None = None, failed: bool
 
 
 def test_rows_by_task_with_field_or_metric_success() -> None:
-    from convoeval.runner.trials import _criterion
+    from convoeval.stats.trials import _criterion
 
     rows = [
         _row(1, 1.0, 1.0),

@@ -11,7 +11,7 @@ answer a kind of step at all (`StepUnsupported`) makes the step unsupported for 
 panel answers only what every member can.
 
 What each member said on every voted field is kept (`PanelVote.ratings`), so a run can report
-how far the judges agree (Fleiss' kappa, runner/_panel_agreement.py).
+how far the judges agree (Fleiss' kappa, stats/panels.py).
 """
 
 from __future__ import annotations

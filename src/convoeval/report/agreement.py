@@ -12,7 +12,7 @@ from rich.table import Table
 
 from convoeval.report.assets import CSS
 from convoeval.report.parts import esc, name, prose, table, transcript, value, visible
-from convoeval.runner.agreement import AgreementReport, Disagreement, KindAgreement
+from convoeval.stats.agree import AgreementReport, Disagreement, KindAgreement
 
 #: Disagreements shown per metric and kind on the page (the table counts them all).
 MAX_SHOWN = 200

@@ -31,9 +31,9 @@ from convoeval.report.parts import (
 )
 from convoeval.report.table import interval, judge_label
 from convoeval.report.trials import trials_html
-from convoeval.runner._panel_agreement import agreement_lines
 from convoeval.runner.results import EvaluationResult
-from convoeval.runner.trials import TrialsSummary
+from convoeval.stats.panels import agreement_lines
+from convoeval.stats.trials import TrialsSummary
 
 #: Conversations listed at most (summaries and histograms cover every record).
 MAX_CONVERSATIONS = 2000

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from convoeval.report.parts import esc, table, text
-from convoeval.runner.trials import TrialsSummary
+from convoeval.stats.trials import TrialsSummary
 
 
 def trials_html(summary: TrialsSummary | None) -> str:

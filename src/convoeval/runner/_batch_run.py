@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from convoeval.judges import Judge
+from convoeval.rows.row import RunMeta
 from convoeval.runner._plan import describe
-from convoeval.runner.rows import RunMeta
 
 if TYPE_CHECKING:
     from convoeval.judges.openai.batch import OpenAIBatchJudge

@@ -21,7 +21,9 @@ from typing import Any, TypedDict, Unpack
 from convoeval._sync import run_sync
 from convoeval._version import VERSION
 from convoeval.metrics import Metric
-from convoeval.runner import _batch_run, _ray_engine
+from convoeval.rows.files import META_FORMAT, iter_rows, meta_path, write_meta
+from convoeval.rows.row import ResultRow, RunMeta
+from convoeval.runner import _batch_run
 from convoeval.runner._inputs import IN_MEMORY, Item, SamplesLike, Scan, Source
 from convoeval.runner._lock import RunLock, check_writable
 from convoeval.runner._plan import (
@@ -36,19 +38,11 @@ from convoeval.runner._plan import (
 )
 from convoeval.runner._reach import check_reachable
 from convoeval.runner._repeats import score_repeated
-from convoeval.runner._resume import (
-    META_FORMAT,
-    RowPlan,
-    iter_rows,
-    meta_path,
-    now,
-    prepare,
-    write_meta,
-)
+from convoeval.runner._resume import RowPlan, now, prepare
 from convoeval.runner._schedule import score_record
+from convoeval.runner.engines import EngineKind, choose_engine
 from convoeval.runner.progress import Progress, make_progress
 from convoeval.runner.results import Aggregates, EvaluationResult
-from convoeval.runner.rows import ResultRow, RunMeta
 
 #: Records in flight per unit of `max_concurrency` (a slow record never stalls the others).
 WINDOW_FACTOR = 4
@@ -158,11 +152,13 @@ async def aevaluate(
         raise UsageError(f"repeat must be a whole number, not {repeat!r}")
     if repeat is not None and repeat < 1:
         raise UsageError(f"repeat must be at least 1, not {repeat}")
-    on_ray = _ray_engine.check_options(options)
+    engine = choose_engine(options)
     if not options.get("batch"):
         options.pop("batch", None)  # batch=False is the default, not a judge setting
-    elif on_ray:
-        raise UsageError("batch=True (--batch) runs on the local engine only, not engine='ray'")
+    elif engine is not None:
+        raise UsageError(
+            f"batch=True (--batch) runs on the local engine only, not engine={options['engine']!r}"
+        )
     named = sorted(name for name in _JUDGE_OPTIONS if options.get(name) is not None)
     specs = judge if isinstance(judge, list | tuple) else [judge]
     if named and any(one is not None and not isinstance(one, str) for one in specs):
@@ -181,7 +177,7 @@ async def aevaluate(
         },
     )
     try:
-        return await _evaluate(source, metrics, judge, options)
+        return await _evaluate(source, metrics, judge, options, engine)
     finally:
         source.close()
 
@@ -221,6 +217,7 @@ async def _evaluate(
     metrics: Iterable[Metric | str | Any] | Metric | str | None,
     judge: JudgeSpec,
     options: RunOptions,
+    engine: EngineKind | None,
 ) -> EvaluationResult:
     chosen, scan, skipped = _choose(source, metrics, judge, options)
     concurrency = options.get("max_concurrency")
@@ -261,8 +258,8 @@ async def _evaluate(
 
             try:
                 # engine options were checked once, in aevaluate
-                if options.get("engine") == "ray" and rows.to_score(scan.valid):
-                    await _on_ray(rows, path, source, chosen, plan, options, on_row)
+                if engine is not None and rows.to_score(scan.valid):
+                    await _elsewhere(engine, rows, path, source, chosen, plan, options, on_row)
                 else:
                     await rows.run(
                         path,
@@ -286,7 +283,8 @@ async def _evaluate(
     return EvaluationResult(path, meta, aggregates, prices=options.get("prices"), owned_dir=owned)
 
 
-async def _on_ray(
+async def _elsewhere(
+    kind: EngineKind,
     rows: RowPlan,
     path: Path,
     source: Source,
@@ -295,10 +293,10 @@ async def _on_ray(
     options: RunOptions,
     on_row: Callable[[ResultRow], None],
 ) -> None:
-    """Score on Ray workers: the same jobs, each record to score sent in a block."""
-    engine = await _ray_engine.RayEngine.start(metrics, plan, options)
+    """Score on another engine (Ray workers): the same jobs, each record to score sent there."""
+    engine = await kind.start(metrics, plan, options)
     try:
-        jobs = _jobs(source.items(), rows, path, metrics, plan, options, _ray_engine.pending)
+        jobs = _jobs(source.items(), rows, path, metrics, plan, options, kind.pending)
         await rows.run(path, engine.blocks(jobs), on_row, window=engine.window)
     finally:
         await engine.close()

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
-from convoeval.runner.rows import ResultsFileError
+from convoeval.rows.row import ResultsFileError
 
 
 def check_writable(path: Path, what: str) -> None:

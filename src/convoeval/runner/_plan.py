@@ -11,22 +11,17 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from convoeval._text import plural
-from convoeval.errors import ConvoevalError
+from convoeval.errors import ConvoevalError, UsageError
 from convoeval.judges import Judge, JudgePanel, resolve_judge
 from convoeval.metrics import METRICS, Metric, as_metric, get_metric
+from convoeval.rows.row import JudgeDescription, MetricRecord
 from convoeval.runner._metric_options import OptionValueError, convert, parameters, python_only
-from convoeval.runner.rows import JudgeDescription, MetricRecord
 
 OFFLINE_HINT = "--judge openai/MODEL on the command line, judge='openai/MODEL' in Python"
 
 
 class OfflineJudgeError(ConvoevalError, ValueError):
     """A metric that needs an LLM judge was asked to run with the offline judge."""
-
-
-class UsageError(ConvoevalError, ValueError):
-    """Options that cannot make a run: an unknown metric or option, a threshold out of range,
-    judge options given with a Judge object, nothing to score."""
 
 
 def _metric_class(name: str) -> type[Any]:

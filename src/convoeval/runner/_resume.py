@@ -13,42 +13,17 @@ import os
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import cast
 
+from convoeval.rows.files import (
+    Done,
+    meta_path,
+    read_meta,
+    read_rows,
+)
+from convoeval.rows.row import MetricRecord, ResultRow, ResultsFileError, RunMeta
 from convoeval.runner._schedule import Job, Writer, run_jobs
-from convoeval.runner.rows import MetricRecord, ResultRow, ResultsFileError, RunMeta, parse_row
 
-META_SUFFIX = ".meta.json"
-#: The `format` marker of a sidecar meta file.
-META_FORMAT = "convoeval-results"
 _HINT = "use --overwrite (overwrite=True in Python) to start again, or another output file (-o)"
-
-
-def meta_path(results: str | os.PathLike[str]) -> Path:
-    """The sidecar path of a results file: `results.jsonl` -> `results.jsonl.meta.json`."""
-    return Path(os.fspath(results) + META_SUFFIX)
-
-
-def read_meta(results: str | os.PathLike[str]) -> RunMeta | None:
-    """The sidecar meta of a results file, or None when there is none."""
-    path = meta_path(results)
-    if not path.exists():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ResultsFileError(f"{path}: unreadable results meta file: {exc}") from exc
-    if not isinstance(data, dict) or data.get("format") != META_FORMAT:
-        raise ResultsFileError(f"{path}: not a convoeval results meta file")
-    return cast(RunMeta, data)
-
-
-def write_meta(results: str | os.PathLike[str], meta: RunMeta) -> None:
-    """Write the sidecar atomically (a temporary file renamed over it)."""
-    path = meta_path(results)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _by_name(meta: RunMeta) -> dict[str, MetricRecord]:
@@ -112,71 +87,6 @@ def conflict(old: RunMeta, new: RunMeta, results: str) -> str | None:
     if not changes:
         return None
     return f"{results} cannot be resumed by this run: {'; '.join(changes)}; {_HINT}"
-
-
-class Done:
-    """The record positions already in a results file: a contiguous prefix plus any others."""
-
-    def __init__(self) -> None:
-        self.prefix = 0
-        self._extra: set[int] = set()
-
-    def add(self, index: int) -> None:
-        """Mark a record position as finished."""
-        if index == self.prefix:
-            self.prefix += 1
-            while self.prefix in self._extra:
-                self._extra.remove(self.prefix)
-                self.prefix += 1
-        elif index > self.prefix:
-            self._extra.add(index)
-
-    def __contains__(self, index: int) -> bool:
-        return index < self.prefix or index in self._extra
-
-    def __len__(self) -> int:
-        return self.prefix + len(self._extra)
-
-
-def read_rows(
-    results: str | os.PathLike[str],
-    on_row: Callable[[ResultRow], None],
-    *,
-    repair: bool = True,
-) -> Done:
-    """Read every complete row of a results file, calling `on_row` for each in file order.
-
-    A last line without its newline (a run killed mid-write) is dropped, and with `repair` cut
-    off the file so appending continues cleanly. Any complete line that is not a results row is
-    `ResultsFileError` naming FILE:LINE.
-    """
-    done = Done()
-    path = os.fspath(results)
-    good_end = 0
-    partial = False
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.endswith(b"\n"):
-                partial = True  # only the last line can lack its newline
-                break
-            if raw.strip():
-                row = parse_row(raw, f"{path}:{number}")
-                done.add(row["index"])
-                on_row(row)
-            good_end += len(raw)
-    if partial and repair:
-        with open(path, "r+b") as handle:
-            handle.truncate(good_end)
-    return done
-
-
-def iter_rows(results: str | os.PathLike[str]) -> Iterator[ResultRow]:
-    """The complete rows of a results file in file order (a partial last line is skipped)."""
-    path = os.fspath(results)
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if raw.strip() and raw.endswith(b"\n"):
-                yield parse_row(raw, f"{path}:{number}")
 
 
 class RowPlan:

@@ -16,8 +16,8 @@ from typing import IO
 
 from convoeval.judges.protocol.base import Judge, Usage
 from convoeval.metrics import Metric, MetricFailedError, MetricResult
+from convoeval.rows.row import ResultRow, usage_entry, usage_of
 from convoeval.runner._inputs import Item
-from convoeval.runner.rows import ResultRow, usage_entry, usage_of
 from convoeval.schema import MultiTurnSample
 
 #: A job is a row already known (kept from an earlier run) or one still to score.

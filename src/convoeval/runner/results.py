@@ -10,19 +10,19 @@ import math
 import os
 import shutil
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from convoeval._text import plural
-from convoeval.judges.protocol.base import Usage
-from convoeval.runner._panel_agreement import PanelAgreement
-from convoeval.runner._plan import UsageError
-from convoeval.runner._repeats import GATE_MODES, RepeatMeans, bootstrap_ci, row_repeats
-from convoeval.runner._resume import iter_rows, read_meta, read_rows
+from convoeval.errors import UsageError
 from convoeval.judges.pricing import estimate_cost
-from convoeval.runner.rows import ResultRow, ResultsFileError, RunMeta, usage_of
+from convoeval.judges.protocol.base import Usage
+from convoeval.rows.files import iter_rows, read_rows, require_meta
+from convoeval.rows.row import ResultRow, RunMeta, usage_of
+from convoeval.stats.panels import PanelAgreement
+from convoeval.stats.repeats import GATE_MODES, RepeatMeans, bootstrap_ci, row_repeats
 
 #: The sample fields `to_pandas` puts next to the scores (Ragas's column names).
 SAMPLE_COLUMNS = ("user_input", "reference", "reference_topics", "reference_tool_calls", "rubrics")
@@ -137,14 +137,7 @@ class EvaluationResult:
         cls, path: str | os.PathLike[str], prices: Mapping[str, tuple[float, float]] | None = None
     ) -> EvaluationResult:
         """Aggregate a saved results file (with its sidecar meta) without holding its rows."""
-        if not os.path.isfile(path):
-            raise ResultsFileError(f"{path}: no such results file")
-        meta = read_meta(path)
-        if meta is None:
-            raise ResultsFileError(
-                f"{path}: its sidecar {os.fspath(path)}.meta.json is missing; a results file "
-                "is read together with the sidecar its run wrote"
-            )
+        meta = require_meta(path)
         names = [m["name"] for m in meta.get("metrics", [])]
         thresholds = {m["name"]: m.get("threshold") for m in meta.get("metrics", [])}
         aggregates = Aggregates(names, thresholds)
@@ -331,11 +324,14 @@ class EvaluationResult:
         columns += [f"{n}_{s}" for n in names for s in ("reason", "error")]
         return pd.DataFrame.from_records(records, columns=columns)
 
-    def _repr_html_(self) -> str:
-        """The notebook view (Jupyter): summary and first rows as HTML tables."""
-        from convoeval.report.notebook import result_html
+    #: The notebook view, registered by `convoeval.report` (which stands above the runner and
+    #: imports it; the runner never imports the report). None: plain text only.
+    html_view: ClassVar[Callable[[EvaluationResult], str] | None] = None
 
-        return result_html(self)
+    def _repr_html_(self) -> str | None:
+        """The notebook view (Jupyter): summary and first rows as HTML tables."""
+        view = EvaluationResult.html_view
+        return None if view is None else view(self)
 
     def __repr__(self) -> str:
         parts = []

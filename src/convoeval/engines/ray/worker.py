@@ -14,16 +14,16 @@ from functools import partial
 from typing import Any
 
 from convoeval._version import VERSION
+from convoeval.engines.ray.blocks import Pending
 from convoeval.judges import Judge, JudgePanel
 from convoeval.judges.core.endpoints import EndpointRegistry
 from convoeval.judges.openai.judge import OpenAIJudge
 from convoeval.judges.openai.recipe import OpenAIRecipe
 from convoeval.metrics import Metric
+from convoeval.rows.row import ResultRow
 from convoeval.runner._plan import is_offline
-from convoeval.runner._ray_engine import Pending
 from convoeval.runner._repeats import score_repeated
 from convoeval.runner._schedule import score_record
-from convoeval.runner.rows import ResultRow
 
 #: A judge as a worker rebuilds it: ("offline",), ("openai", OpenAIRecipe, the key of its limit
 #: in the shares), ("panel", [recipes]) or ("object", judge).

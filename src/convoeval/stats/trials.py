@@ -15,13 +15,11 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from math import comb
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from convoeval.errors import ConvoevalError
-from convoeval.runner.rows import ResultRow
-
-if TYPE_CHECKING:
-    from convoeval.runner.results import EvaluationResult
+from convoeval.rows.files import RunLike, iter_rows, require_meta
+from convoeval.rows.row import ResultRow
 
 _SPEC = re.compile(r"^\s*([^:<>=\s]+)\s*(?::\s*([^<>=\s]+)\s*(?:>=\s*(\S+))?)?\s*$")
 
@@ -109,7 +107,7 @@ def _mean(values: Iterable[float]) -> float:
 
 
 def trials_summary(
-    results: EvaluationResult | str | os.PathLike[str],
+    results: RunLike | str | os.PathLike[str],
     task_field: str,
     success: str | None = None,
 ) -> TrialsSummary:
@@ -120,12 +118,12 @@ def trials_summary(
     `METRIC>=X`, or a recorded field (`reward`: true or a number >= 1 succeeds; `reward>=0.5`);
     None: the run's only metric with a threshold."""
     if isinstance(results, str | os.PathLike):
-        from convoeval.runner.results import EvaluationResult
-
-        results = EvaluationResult.from_file(results)
-    thresholds = {m["name"]: m.get("threshold") for m in results.meta.get("metrics", [])}
+        meta, rows = require_meta(results), iter_rows(results)
+    else:
+        meta, rows = results.meta, results.rows()
+    thresholds = {m["name"]: m.get("threshold") for m in meta.get("metrics", [])}
     test, described = _criterion(success, thresholds)
-    return trials_from_rows(results.rows(), task_field, test, described)
+    return trials_from_rows(rows, task_field, test, described)
 
 
 def trials_from_rows(

@@ -1,7 +1,7 @@
 """The Ray engine (`engine="ray"`): the driver reads the records once and sends them to Ray
 actors in blocks; the rows come back and go through the local writer (input order, resume, lock).
 
-A worker scores a block with the local per-record scorer (runner/_ray_worker.py) and its share of
+A worker scores a block with the local per-record scorer (engines/ray/worker.py) and its share of
 every endpoint's limit, so the limits hold in total. A worker that dies is restarted by Ray and
 its block is run again there (its rows were not written yet, so none is lost or doubled); when
 Ray gives up on a worker its blocks go to the others, and when none is left the run stops with a
@@ -17,17 +17,15 @@ import os
 import socket
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from convoeval._version import VERSION
+from convoeval.engines.ray.blocks import Pending
 from convoeval.errors import ConvoevalError
-from convoeval.judges.protocol.base import Judge
 from convoeval.metrics import Metric
-from convoeval.runner._inputs import Item
+from convoeval.rows.row import ResultRow
 from convoeval.runner._plan import JudgePlan, UsageError
 from convoeval.runner._schedule import Job
-from convoeval.runner.rows import ResultRow
 
 #: Records per block (a block is one Ray task); with an LLM judge, at least 4 per request slot.
 DEFAULT_BLOCK = 32
@@ -39,29 +37,8 @@ RESTARTS = 3
 START_TIMEOUT = 300.0
 #: Seconds to wait for a TCP connection to the cluster's address before giving up.
 CONNECT_TIMEOUT = 10.0
-_RAY_OPTIONS = ("ray_address", "ray_workers", "ray_block_size")
-
-
-@dataclass(frozen=True, slots=True)
-class Pending:
-    """A record to score on a worker: the metrics to score (by name) and its earlier row when
-    only its failed metrics are re-scored."""
-
-    item: Item
-    names: tuple[str, ...]
-    previous: ResultRow | None = None
-
-
-def pending(
-    item: Item,
-    metrics: Sequence[Metric],
-    judges: Sequence[Judge | None],
-    raise_exceptions: bool,
-    previous: ResultRow | None = None,
-) -> Pending:
-    """What the run's job list holds for a record the Ray engine scores (same call as
-    `score_record`, so the runner's choice of records and metrics is the local one)."""
-    return Pending(item, tuple(m.name for m in metrics), previous)
+#: The options that belong to this engine (refused with the local one).
+OPTIONS = ("ray_address", "ray_workers", "ray_block_size")
 
 
 class RayEngineError(ConvoevalError, RuntimeError):
@@ -72,17 +49,8 @@ class RayWorkersLost(RayEngineError):
     """Every worker died mid-run: the run stopped as if interrupted (rows written are kept)."""
 
 
-def check_options(options: Mapping[str, Any]) -> bool:
-    """Whether the run uses Ray; the engine options checked (before anything is read)."""
-    engine = options.get("engine") or "local"
-    if engine not in ("local", "ray"):
-        raise UsageError(f"engine must be 'local' or 'ray', not {engine!r}")
-    given = [key for key in _RAY_OPTIONS if options.get(key) is not None]
-    if engine == "local":
-        if given:
-            flags = ", ".join(f"{key} (--{key.replace('_', '-')})" for key in given)
-            raise UsageError(f"{flags}: only with engine='ray' (--engine ray)")
-        return False
+def check_options(options: Mapping[str, Any]) -> None:
+    """The Ray options checked before anything is read (`engine='ray'` was asked)."""
     if options.get("ray_address") is not None:
         _host_port(str(options["ray_address"]))
     for key in ("ray_workers", "ray_block_size"):
@@ -95,7 +63,6 @@ def check_options(options: Mapping[str, Any]) -> bool:
         raise RayEngineError(
             "engine='ray' needs Ray, which is not installed: pip install 'convoeval[ray]'"
         )
-    return True
 
 
 def _connect(address: str | None) -> tuple[Any, bool]:
@@ -161,7 +128,7 @@ class RayEngine:
         cls, metrics: Sequence[Metric], plan: JudgePlan, options: Mapping[str, Any]
     ) -> RayEngine:
         """Connect to Ray and start the workers, each with its share of every limit."""
-        from convoeval.runner._ray_worker import Worker, recipe, shares
+        from convoeval.engines.ray.worker import Worker, recipe, shares
 
         limits: dict[str, int] = {}
         main = recipe(plan.main, limits)

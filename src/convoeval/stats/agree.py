@@ -2,7 +2,7 @@
 
 Labels come from each record's `metadata.labels` or from a labels file keyed by record id
 (`_agreement_labels`); the figures (agreement, Cohen's kappa, Spearman, Pearson, MAE, the
-confusion matrix, bootstrap intervals) from `_agreement_stats`. Items that are unlabelled,
+confusion matrix, bootstrap intervals) from `stats/figures.py`. Items that are unlabelled,
 unscored or failed are counted apart and never enter a figure. docs/agreement.md has the details.
 """
 
@@ -13,7 +13,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from convoeval.runner._agreement_labels import (
+from convoeval.errors import UsageError
+from convoeval.rows.files import RunLike, iter_rows, read_meta
+from convoeval.rows.row import ResultRow, ResultsFileError
+from convoeval.stats.labels import (
     SCORE,
     VERDICTS,
     Labels,
@@ -23,10 +26,6 @@ from convoeval.runner._agreement_labels import (
     pair_verdicts,
     read_labels_file,
 )
-from convoeval.runner._plan import UsageError
-from convoeval.runner._resume import iter_rows, read_meta
-from convoeval.runner.results import EvaluationResult
-from convoeval.runner.rows import ResultRow, ResultsFileError
 
 __all__ = ["AgreementReport", "Disagreement", "KindAgreement", "LabelsError", "agree"]
 
@@ -192,7 +191,7 @@ def _kind(
     """The figures of one metric's verdict kind from what it collected."""
     import numpy as np  # here: `import convoeval` does not load numpy
 
-    from convoeval.runner._agreement_stats import classes_of, confusion, figures
+    from convoeval.stats.figures import classes_of, confusion, figures
 
     binary = all(isinstance(v, bool) for v in got.labels)
     human = np.array([float(v) for v in got.labels], dtype=np.float64)
@@ -245,10 +244,10 @@ def _kind(
 
 
 def _rows_and_meta(
-    results: EvaluationResult | str | os.PathLike[str],
+    results: RunLike | str | os.PathLike[str],
 ) -> tuple[str, list[str], dict[str, float | None]]:
     """The results path, the run's metric names and their thresholds (from the sidecar)."""
-    path = os.fspath(results.path if isinstance(results, EvaluationResult) else results)
+    path = os.fspath(results if isinstance(results, str | os.PathLike) else results.path)
     if not os.path.isfile(path):
         raise ResultsFileError(f"{path}: no such results file")
     meta = read_meta(path)
@@ -259,7 +258,7 @@ def _rows_and_meta(
 
 
 def agree(
-    results: EvaluationResult | str | os.PathLike[str],
+    results: RunLike | str | os.PathLike[str],
     labels: str | os.PathLike[str] | None = None,
     metrics: Sequence[str] | None = None,
     *,

@@ -1,0 +1,33 @@
+"""The Ray engine (`engine="ray"`, `--engine ray`): records scored on Ray actors in blocks
+(engine.py drives them, worker.py runs on them, blocks.py is what travels). Importing this
+package registers it with the runner; Ray itself loads only when a run uses it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from convoeval.engines.ray import engine
+from convoeval.engines.ray.blocks import pending
+from convoeval.engines.ray.engine import RayEngineError, RayWorkersLost
+from convoeval.metrics import Metric
+from convoeval.runner._plan import JudgePlan
+from convoeval.runner.engines import register_engine
+
+__all__ = ["RayEngineError", "RayWorkersLost"]
+
+
+class _Ray:
+    """The Ray engine as the runner sees it (`runner.engines.EngineKind`)."""
+
+    options = engine.OPTIONS
+    check = staticmethod(engine.check_options)
+    pending = staticmethod(pending)
+
+    async def start(
+        self, metrics: Sequence[Metric], plan: JudgePlan, options: Mapping[str, Any]
+    ) -> engine.RayEngine:
+        return await engine.RayEngine.start(metrics, plan, options)
+
+
+register_engine("ray", _Ray())

@@ -1,0 +1,71 @@
+"""Where a run's records are scored: `local` (the runner's own loop) or an engine registered by
+a package above the runner (`convoeval.engines`, e.g. Ray). The runner reaches those only
+through this registry, so its imports never point up."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Protocol
+
+from convoeval.metrics import Metric
+from convoeval.runner._plan import JudgePlan, UsageError
+from convoeval.runner._schedule import Job
+
+LOCAL = "local"
+
+
+class StartedEngine(Protocol):
+    """An engine running for one run: it turns the run's jobs into jobs the writer awaits in
+    input order, with `window` of them in flight."""
+
+    @property
+    def window(self) -> int: ...
+
+    def blocks(self, jobs: Iterator[Any]) -> Iterator[Job]: ...
+
+    async def close(self) -> None: ...
+
+
+class EngineKind(Protocol):
+    """An engine as registered: its own option names, their check, how a record to score is
+    described to it (`pending`, called as the local scorer is) and how it starts."""
+
+    options: tuple[str, ...]
+    check: Callable[[Mapping[str, Any]], None]
+    pending: Callable[..., Any]
+
+    async def start(
+        self, metrics: Sequence[Metric], plan: JudgePlan, options: Mapping[str, Any]
+    ) -> StartedEngine: ...
+
+
+_ENGINES: dict[str, EngineKind] = {}
+
+
+def register_engine(name: str, kind: EngineKind) -> None:
+    """Make `engine=name` (`--engine NAME`) available."""
+    _ENGINES[name] = kind
+
+
+def choose_engine(options: Mapping[str, Any]) -> EngineKind | None:
+    """The run's engine, None for the local one; every engine option checked before anything
+    is read (an option of an engine the run does not use is refused)."""
+    name = options.get("engine") or LOCAL
+    if name != LOCAL and name not in _ENGINES:
+        known = " or ".join(repr(n) for n in [LOCAL, *_ENGINES])
+        raise UsageError(f"engine must be {known}, not {name!r}")
+    kind = _ENGINES.get(name)
+    foreign = [
+        key
+        for other, each in _ENGINES.items()
+        if each is not kind
+        for key in each.options
+        if options.get(key) is not None
+    ]
+    if foreign:
+        flags = ", ".join(f"{key} (--{key.replace('_', '-')})" for key in foreign)
+        where = " or ".join(f"engine={n!r} (--engine {n})" for n in _ENGINES if n != name)
+        raise UsageError(f"{flags}: only with {where}")
+    if kind is not None:
+        kind.check(options)
+    return kind
