@@ -37,8 +37,8 @@ from _fake_openai_server import ServerProcess  # noqa: E402
 from _workload import conversations  # noqa: E402
 
 from convoeval import aevaluate  # noqa: E402
-from convoeval.judges.openai.judge import OpenAIJudge  # noqa: E402
 from convoeval.judges.core.retry import RetryPolicy  # noqa: E402
+from convoeval.judges.openai.judge import OpenAIJudge  # noqa: E402
 from convoeval.metrics import ConversationRelevancyMetric, TopicAdherenceScore  # noqa: E402
 
 

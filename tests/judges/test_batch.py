@@ -17,12 +17,12 @@ from _parcel import parcels
 
 from convoeval import evaluate
 from convoeval.judges import JudgeCache, JudgeConfigError, resolve_judge
-from convoeval.judges.openai._batch_rounds import Line, Rounds
 from convoeval.judges.core.backend import BackendReply
-from convoeval.judges.protocol.base import Usage
-from convoeval.judges.openai.batch import OpenAIBatchJudge
 from convoeval.judges.core.endpoints import EndpointRegistry
+from convoeval.judges.openai._batch_rounds import Line, Rounds
+from convoeval.judges.openai.batch import OpenAIBatchJudge
 from convoeval.judges.pricing import PRICES, estimate_cost
+from convoeval.judges.protocol.base import Usage
 
 EXTRACT = "topic_adherence_extract_topics"
 

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from convoeval.judges import FakeJudge, JudgeCache, JudgeError, OpenAIJudge, Step, Usage
-from convoeval.judges.protocol._redact import redact
 from convoeval.judges.core.backend import BackendFailure, BackendReply, BackendRequest, Failure
-from convoeval.judges.core.llm import LLMJudge
 from convoeval.judges.core.endpoints import EndpointRegistry
+from convoeval.judges.core.llm import LLMJudge
 from convoeval.judges.core.retry import RetryPolicy
+from convoeval.judges.protocol._redact import redact
 
 if TYPE_CHECKING:
     from conftest import FakeTime, Verdict

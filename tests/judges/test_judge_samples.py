@@ -18,8 +18,8 @@ from pydantic import BaseModel
 
 from convoeval import evaluate
 from convoeval.judges import JudgeCache, JudgeConfigError, OpenAIJudge, Step, resolve_judge
-from convoeval.judges.ensembles.samples import SAMPLE_TEMPERATURE, quorum
 from convoeval.judges.core.backend import BackendFailure, Failure
+from convoeval.judges.ensembles.samples import SAMPLE_TEMPERATURE, quorum
 from convoeval.judges.fake import FakeJudge
 from convoeval.metrics.conversation_relevancy import VERDICTS, ConversationRelevancy
 from convoeval.metrics.user_frustration import UserFrustration

@@ -176,7 +176,9 @@ def test_a_recipe_carries_every_setting(tmp_path: Path) -> None:
     )
     made = judge.recipe()
     assert made.retry.max_total_s == 42.0 and made.cache == str(tmp_path / "c.sqlite")
-    assert OpenAIJudge.from_recipe(made, EndpointRegistry(), 2).recipe() == replace(made, concurrency=2)
+    assert OpenAIJudge.from_recipe(made, EndpointRegistry(), 2).recipe() == replace(
+        made, concurrency=2
+    )
 
 
 async def test_base_url_and_key_come_from_the_environment(

@@ -29,11 +29,11 @@ import pytest
 from _runner_samples import tool_sample, write_jsonl
 
 from convoeval import evaluate
+from convoeval.engines.ray.engine import RayEngineError
+from convoeval.engines.ray.worker import build, recipe, shares
 from convoeval.judges import FakeJudge, OpenAIJudge
 from convoeval.judges.core.endpoints import EndpointRegistry
 from convoeval.runner._plan import UsageError
-from convoeval.engines.ray.engine import RayEngineError
-from convoeval.engines.ray.worker import build, recipe, shares
 
 SKIP_RAY = "CONVOEVAL_SKIP_RAY"
 #: What the fault server answers for a one-exchange conversation_relevancy record.

@@ -9,8 +9,8 @@ import pytest
 from _runner_samples import DelayMetric, tool_sample, write_jsonl
 
 from convoeval import EvaluationResult, ToolCallAccuracy, evaluate
-from convoeval.runner import ResultsFileError, meta_path, read_meta
 from convoeval.rows.files import Done, read_rows
+from convoeval.runner import ResultsFileError, meta_path, read_meta
 
 
 def _indices(path: Path) -> list[int]:

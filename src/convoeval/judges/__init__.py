@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from convoeval.judges.core.cache import JudgeCache
 from convoeval.judges.fake import FakeJudge
@@ -75,4 +75,4 @@ def resolve_judge(spec: Judge | str | Sequence[Judge | str] | None, **options: A
             raise JudgeSpecError(f"an empty list of judges names no judge; {accepted_forms()}")
         members = [resolve_one(one, **options) for one in spec]
         return members[0] if len(members) == 1 else JudgePanel(members)
-    return resolve_one(spec, **options)
+    return resolve_one(cast("Judge | str | None", spec), **options)

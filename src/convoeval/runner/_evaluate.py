@@ -20,6 +20,7 @@ from typing import Any, TypedDict, Unpack
 
 from convoeval._sync import run_sync
 from convoeval._version import VERSION
+from convoeval.errors import UsageError
 from convoeval.metrics import Metric
 from convoeval.rows.files import META_FORMAT, iter_rows, meta_path, write_meta
 from convoeval.rows.row import ResultRow, RunMeta
@@ -29,7 +30,6 @@ from convoeval.runner._lock import RunLock, check_writable
 from convoeval.runner._plan import (
     JudgePlan,
     JudgeSpec,
-    UsageError,
     build_metrics,
     candidates,
     metric_entry,

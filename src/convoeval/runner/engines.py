@@ -4,11 +4,12 @@ through this registry, so its imports never point up."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
+from convoeval.errors import UsageError
 from convoeval.metrics import Metric
-from convoeval.runner._plan import JudgePlan, UsageError
+from convoeval.runner._plan import JudgePlan
 from convoeval.runner._schedule import Job
 
 LOCAL = "local"
@@ -30,9 +31,12 @@ class EngineKind(Protocol):
     """An engine as registered: its own option names, their check, how a record to score is
     described to it (`pending`, called as the local scorer is) and how it starts."""
 
-    options: tuple[str, ...]
-    check: Callable[[Mapping[str, Any]], None]
-    pending: Callable[..., Any]
+    @property
+    def options(self) -> tuple[str, ...]: ...
+
+    def check(self, options: Mapping[str, Any]) -> None: ...
+
+    def pending(self, *args: Any) -> Any: ...
 
     async def start(
         self, metrics: Sequence[Metric], plan: JudgePlan, options: Mapping[str, Any]

@@ -11,8 +11,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from convoeval import evaluate
-from convoeval.judges.protocol.base import Judge, JudgeError, Step, StepUnsupported, Usage
 from convoeval.judges.offline import Embedder, OfflineJudge, OfflineKit
+from convoeval.judges.protocol.base import Judge, JudgeError, Step, StepUnsupported, Usage
 from convoeval.judges.protocol.step import OfflineKit as OfflineKitProtocol
 from convoeval.judges.protocol.step import StepInput
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from convoeval.engines.ray import engine
-from convoeval.engines.ray.blocks import pending
+from convoeval.engines.ray.blocks import Pending, pending
 from convoeval.engines.ray.engine import RayEngineError, RayWorkersLost
 from convoeval.metrics import Metric
 from convoeval.runner._plan import JudgePlan
@@ -20,9 +20,15 @@ __all__ = ["RayEngineError", "RayWorkersLost"]
 class _Ray:
     """The Ray engine as the runner sees it (`runner.engines.EngineKind`)."""
 
-    options = engine.OPTIONS
-    check = staticmethod(engine.check_options)
-    pending = staticmethod(pending)
+    @property
+    def options(self) -> tuple[str, ...]:
+        return engine.OPTIONS
+
+    def check(self, options: Mapping[str, Any]) -> None:
+        engine.check_options(options)
+
+    def pending(self, *args: Any) -> Pending:
+        return pending(*args)
 
     async def start(
         self, metrics: Sequence[Metric], plan: JudgePlan, options: Mapping[str, Any]

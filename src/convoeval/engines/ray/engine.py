@@ -21,10 +21,10 @@ from typing import Any
 
 from convoeval._version import VERSION
 from convoeval.engines.ray.blocks import Pending
-from convoeval.errors import ConvoevalError
+from convoeval.errors import ConvoevalError, UsageError
 from convoeval.metrics import Metric
 from convoeval.rows.row import ResultRow
-from convoeval.runner._plan import JudgePlan, UsageError
+from convoeval.runner._plan import JudgePlan
 from convoeval.runner._schedule import Job
 
 #: Records per block (a block is one Ray task); with an LLM judge, at least 4 per request slot.

@@ -38,7 +38,8 @@ class BackendRequest:
     mode: str = "json_schema"
     #: Sampling parameters the endpoint refused: "max_tokens", "temperature", "seed".
     adapted: frozenset[str] = frozenset()
-    #: A repeated judge sample's temperature and seed (judges/ensembles/samples.py); None: the backend's.
+    #: A repeated judge sample's temperature and seed (judges/ensembles/samples.py); None:
+    #: the backend's.
     temperature: float | None = None
     seed: int | None = None
     #: The question's answer-cache key (what names a batch line); empty when the judge keeps no

@@ -70,7 +70,8 @@ class LLMJudge:
 
     Samples: with `samples=N` (N > 1) every step is asked N times concurrently, each sample with
     its own re-ask, retries, budget and cache entry, and the answers are combined by majority
-    vote (judges/ensembles/samples.py); `Answer.vote` keeps every sample and each verdict's confidence.
+    vote (judges/ensembles/samples.py); `Answer.vote` keeps every sample and each verdict's
+    confidence.
 
     Hooks for subclasses (the batch judge uses both): `keyed = True` puts each question's cache
     key on its `BackendRequest.key` even when the judge has no cache (or lost it), and

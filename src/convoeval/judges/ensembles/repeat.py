@@ -3,13 +3,13 @@ belongs to, so that every repeat gets fresh judge samples.
 
 The runner scores a record N times, each repeat inside `repeat_scope(index)`; the scope is a
 context variable, so it reaches every judge the metrics call (panel members included) without
-crossing the metric layer, which never sees it. Repeat 0 is an ordinary run: its questions,
-sampling and cache keys are unchanged, so it reuses the cache of earlier runs. Repeat r >= 1 is
-sampled as a repeated judge sample is (judges/ensembles/samples.py): at the judge's temperature when it
-is above 0, else at `SAMPLE_TEMPERATURE`, a fixed seed offset by r times the samples per step
-(no two samples of two repeats share a seed), and r in the cache key, so a repeat never reads
-another repeat's cached answer. Each repeat's answers are cached under their own key: running
-the same command again replays them.
+crossing the metric layer, which never sees it. Repeat 0 is an ordinary run: its questions, sampling
+and cache keys are unchanged, so it reuses the cache of earlier runs. Repeat r >= 1 is sampled as a
+repeated judge sample is (judges/ensembles/samples.py): at the judge's temperature when it is above
+0, else at `SAMPLE_TEMPERATURE`, a fixed seed offset by r times the samples per step (no two samples
+of two repeats share a seed), and r in the cache key, so a repeat never reads another repeat's
+cached answer. Each repeat's answers are cached under their own key: running the same command again
+replays them.
 
 The offline judge is deterministic and ignores the repeat: its repeats agree exactly.
 """

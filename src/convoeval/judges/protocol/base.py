@@ -65,8 +65,8 @@ class Usage:
 
 @dataclass(frozen=True)
 class SampleVote:
-    """How an answer combined repeated judge samples (`samples=N`, judges/ensembles/samples.py): every
-    sample's answer (None where the sample failed), the failures by sample index, and each
+    """How an answer combined repeated judge samples (`samples=N`, judges/ensembles/samples.py):
+    every sample's answer (None where the sample failed), the failures by sample index, and each
     verdict's confidence, the share of the answering samples that agreed with it (by key for
     keyed steps, under "answer" for the others)."""
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from convoeval._cli_output import fail
+from convoeval.cli.output import fail
 
 
 @click.command("agree")

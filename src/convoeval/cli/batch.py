@@ -18,12 +18,18 @@ from typing import Any
 
 import click
 
-from convoeval._cli_options import JUDGE_OPTIONS, reading_options
-from convoeval._cli_output import error_lines, fail, metric_list
 from convoeval._text import plural
+from convoeval.cli.options import (
+    FIELD_OPTION,
+    FORMAT_OPTION,
+    JUDGE_OPTIONS,
+    MESSAGES_FIELD_OPTION,
+    reading_options,
+)
+from convoeval.cli.output import error_lines, fail, metric_list
 
 
-def batch_command(data_options: list[Callable[[Any], Any]]) -> click.Group:
+def _batch_group(data_options: list[Callable[[Any], Any]]) -> click.Group:
     """The `batch` command group; `data_options` are `run`'s options that say how to read DATA."""
 
     @click.group("batch")
@@ -165,3 +171,7 @@ def batch_command(data_options: list[Callable[[Any], Any]]) -> click.Group:
             sys.exit(2)
 
     return batch
+
+
+#: The `batch` group, DATA read with `run`'s options.
+batch_command = _batch_group([FORMAT_OPTION, MESSAGES_FIELD_OPTION, FIELD_OPTION])

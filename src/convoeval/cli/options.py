@@ -1,6 +1,7 @@
-"""Parsing the `convoeval run` options that click cannot parse alone: `METRIC=X` pairs,
-`--field NAME=PATH`, `--reference-topics T ...` (several values, or `@FILE`), the default name
-of the results file; the judge options as one decorator.
+"""The options the commands share, in one place: how DATA is read (`--format`, `--messages-field`,
+`--field`), `--trials`, the judge options and the engine options as one decorator each, and the
+parsing click cannot do alone: `METRIC=X` pairs, `--field NAME=PATH`, `--reference-topics T ...`
+(several values, or `@FILE`), the default name of the results file.
 """
 
 from __future__ import annotations
@@ -11,7 +12,41 @@ from typing import Any, TypeVar
 
 import click
 
+from convoeval.io.records import FORMATS as DATA_FORMATS
+
 F = TypeVar("F", bound=Callable[..., Any])
+
+FORMATS = click.Choice(list(DATA_FORMATS))
+FORMAT_OPTION = click.option(
+    "--format",
+    "layout",
+    type=FORMATS,
+    default="auto",
+    show_default=True,
+    help="Record layout; auto detects it per record.",
+)
+MESSAGES_FIELD_OPTION = click.option(
+    "--messages-field",
+    default=None,
+    metavar="PATH",
+    help="Dotted path of the messages list in each record (other layouts).",
+)
+FIELD_OPTION = click.option(
+    "--field",
+    "field_paths",
+    multiple=True,
+    metavar="NAME=PATH",
+    help="Read a sample field from a dotted path, e.g. "
+    "reference_tool_calls=info.task.actions (repeatable).",
+)
+TRIALS_OPTION = click.option(
+    "--trials",
+    default=None,
+    metavar="TASK_FIELD[:SUCCESS]",
+    help="pass^k and pass@k over repeated trials: records grouped by the metadata field "
+    "TASK_FIELD; SUCCESS is a metric (at its threshold), METRIC>=X or a recorded field such as "
+    "reward (true or >= 1), e.g. task_id:reward.",
+)
 
 #: Data file suffixes the default results name drops (`good.v2.jsonl` -> `good.v2`).
 _DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".parquet")
@@ -131,7 +166,7 @@ GATE_OPTION = click.option(
 
 def gate_mode(spec: str) -> tuple[str, float | None]:
     """Parse `--gate`: `mean`, `lower-bound` or `pass-rate=P` into (mode, pass rate)."""
-    from convoeval.runner._plan import UsageError
+    from convoeval.errors import UsageError
     from convoeval.stats.repeats import parse_gate
 
     try:
@@ -207,3 +242,56 @@ def JUDGE_OPTIONS(command: F) -> F:
     for decorator in reversed(_JUDGE_DECORATORS):
         command = decorator(command)
     return command
+
+
+_ENGINE_DECORATORS = (
+    click.option(
+        "--engine",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help="Where records are scored: this process, or Ray workers (pip install "
+        "'convoeval[ray]'); rows are written here in input order either way.",
+    ),
+    click.option(
+        "--ray-address",
+        default=None,
+        metavar="ADDRESS",
+        help="With --engine ray: the Ray cluster to use (HOST:PORT or ray://HOST:PORT); "
+        "default: start a local runtime.",
+    ),
+    click.option(
+        "--ray-workers",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help="With --engine ray: workers (one CPU each; default: every CPU of the cluster).",
+    ),
+    click.option(
+        "--ray-block-size",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help="With --engine ray: records per block sent to a worker (default: 32, or 4 per "
+        "request slot of a worker if more).",
+    ),
+)
+
+
+def ENGINE_OPTIONS(command: F) -> F:
+    """Add the engine options to `command`, in the order `--help` lists them."""
+    for decorator in reversed(_ENGINE_DECORATORS):
+        command = decorator(command)
+    return command
+
+
+def engine_options(
+    engine: str, ray_address: str | None, ray_workers: int | None, ray_block_size: int | None
+) -> dict[str, Any]:
+    """The `evaluate` keywords of the engine options (the Ray ones only when given)."""
+    given = {
+        "ray_address": ray_address,
+        "ray_workers": ray_workers,
+        "ray_block_size": ray_block_size,
+    }
+    return {"engine": engine, **{k: v for k, v in given.items() if v is not None}}

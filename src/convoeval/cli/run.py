@@ -1,27 +1,29 @@
-"""The `convoeval` command line: parse arguments, call the library, print. No logic of its own."""
+"""`convoeval run DATA`: score every conversation and write one results row per record."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from convoeval._cli_agree import agree_command
-from convoeval._cli_batch import batch_command
-from convoeval._cli_engine import ENGINE_OPTIONS, engine_options
-from convoeval._cli_options import (
+from convoeval._text import plural
+from convoeval.cli.options import (
+    ENGINE_OPTIONS,
+    FIELD_OPTION,
+    FORMAT_OPTION,
     GATE_OPTION,
     JUDGE_OPTIONS,
+    MESSAGES_FIELD_OPTION,
     REPEAT_OPTION,
+    TRIALS_OPTION,
     Greedy,
     default_output,
-    fields,
+    engine_options,
     gate_mode,
     pairs,
     reading_options,
 )
-from convoeval._cli_output import (
+from convoeval.cli.output import (
     EXIT_FAIL_UNDER,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -32,132 +34,9 @@ from convoeval._cli_output import (
     print_summary,
     trials_of,
 )
-from convoeval._text import plural
-from convoeval._version import VERSION
-from convoeval.io.records import FORMATS as DATA_FORMATS
-
-FORMATS = click.Choice(list(DATA_FORMATS))
-FORMAT_OPTION = click.option(
-    "--format",
-    "layout",
-    type=FORMATS,
-    default="auto",
-    show_default=True,
-    help="Record layout; auto detects it per record.",
-)
-MESSAGES_FIELD_OPTION = click.option(
-    "--messages-field",
-    default=None,
-    metavar="PATH",
-    help="Dotted path of the messages list in each record (other layouts).",
-)
-FIELD_OPTION = click.option(
-    "--field",
-    "field_paths",
-    multiple=True,
-    metavar="NAME=PATH",
-    help="Read a sample field from a dotted path, e.g. "
-    "reference_tool_calls=info.task.actions (repeatable).",
-)
-TRIALS_OPTION = click.option(
-    "--trials",
-    default=None,
-    metavar="TASK_FIELD[:SUCCESS]",
-    help="pass^k and pass@k over repeated trials: records grouped by the metadata field "
-    "TASK_FIELD; SUCCESS is a metric (at its threshold), METRIC>=X or a recorded field such as "
-    "reward (true or >= 1), e.g. task_id:reward.",
-)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(VERSION, prog_name="convoeval")
-def main() -> None:
-    """Score multi-turn conversations of chatbots and tool-using agents."""
-
-
-@main.command()
-@click.argument("data", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@FORMAT_OPTION
-@MESSAGES_FIELD_OPTION
-@FIELD_OPTION
-@click.option(
-    "--max-errors",
-    type=int,
-    default=1000,
-    show_default=True,
-    help="Stop printing problems after this many (all are still counted).",
-)
-def validate(
-    data: Path,
-    layout: str,
-    messages_field: str | None,
-    field_paths: tuple[str, ...],
-    max_errors: int,
-) -> None:
-    """Check every record of DATA; print FILE:LINE: problem for each invalid one."""
-    from convoeval.errors import ConvoevalError
-    from convoeval.io import read_records
-    from convoeval.io.records import UNKNOWN_LAYOUT
-
-    total = invalid = printed = same_layout = 0
-    layout_problem = None  # an unknown layout is said once, not for every record
-    try:  # a bad option or an unreadable file: nothing to check
-        records = read_records(
-            data, format=layout, messages_field=messages_field, fields=fields(field_paths)
-        )
-    except ConvoevalError as exc:  # anything else is a bug: its traceback shows
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
-    try:
-        for record in records:
-            total += 1
-            if record.errors:
-                invalid += 1
-                if record.errors[0].startswith(UNKNOWN_LAYOUT):
-                    if record.errors == layout_problem:
-                        same_layout += 1
-                        continue
-                    layout_problem = record.errors
-                for line in record.problems():
-                    if printed < max_errors:
-                        click.echo(line, err=True)
-                    printed += 1
-    except ConvoevalError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
-    noun = "record" if total == 1 else "records"
-    if invalid:
-        hidden = printed - max_errors
-        if hidden > 0:
-            click.echo(f"... and {hidden} more problems not shown", err=True)
-        if same_layout:
-            click.echo(f"... and {same_layout} more records in that unknown layout", err=True)
-        click.echo(f"{total} {noun}, {invalid} invalid")
-        sys.exit(1)
-    click.echo(f"{total} {noun}, all valid")
-
-
-@main.command("metrics")
-def list_metrics() -> None:
-    """List every metric, its class, the fields it needs, and whether it needs an LLM judge."""
-    import shutil
-    import textwrap
-
-    from convoeval.metrics import describe_metrics
-
-    width = max(40, min(shutil.get_terminal_size().columns, 100))
-    for info in describe_metrics():
-        judge = (
-            "LLM judge"
-            if info["needs_llm"]
-            else ("offline or LLM judge" if info["uses_judge"] else "no judge")
-        )
-        click.echo(f"{info['name']} ({info['class']})")
-        about = f"needs {', '.join(info['required'])}; {judge}. {info['description']}"
-        click.echo(textwrap.fill(about, width, initial_indent="  ", subsequent_indent="  "))
-
-
-@main.command()
+@click.command()
 @click.argument("data", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "-m",
@@ -361,40 +240,3 @@ def run(
         )
     if gate:
         fail(gate, EXIT_FAILED if failed else EXIT_FAIL_UNDER)
-
-
-@main.command()
-@click.argument("results", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="HTML file to write (default: RESULTS with .html).",
-)
-@TRIALS_OPTION
-def report(results: Path, output: Path | None, trials: str | None) -> None:
-    """Render the HTML report of a saved results file (it reads the rows and the sidecar meta)."""
-    from convoeval.errors import ConvoevalError
-    from convoeval.report import write_report
-    from convoeval.runner import EvaluationResult
-    from convoeval.runner._lock import check_writable
-
-    target = output or results.with_suffix(".html")
-    try:
-        result = EvaluationResult.from_file(results)
-        check_writable(target, "report")
-        summary = trials_of(result, trials)
-        write_report(result, target, trials=summary)
-    except ConvoevalError as exc:
-        fail([f"error: {exc}"])
-    print_summary(result, summary)
-    click.echo(f"report: {target}")
-
-
-main.add_command(agree_command)
-main.add_command(batch_command([FORMAT_OPTION, MESSAGES_FIELD_OPTION, FIELD_OPTION]))
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

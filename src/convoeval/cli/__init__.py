@@ -1,0 +1,25 @@
+"""The `convoeval` command line: one module per command (run, validate, report, metrics, agree,
+batch), the options they share in `options.py`, what they print in `output.py`. Each parses,
+calls the library and prints; no logic of its own."""
+
+from __future__ import annotations
+
+import click
+
+from convoeval._version import VERSION
+from convoeval.cli.agree import agree_command
+from convoeval.cli.batch import batch_command
+from convoeval.cli.metrics import list_metrics
+from convoeval.cli.report import report
+from convoeval.cli.run import run
+from convoeval.cli.validate import validate
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(VERSION, prog_name="convoeval")
+def main() -> None:
+    """Score multi-turn conversations of chatbots and tool-using agents."""
+
+
+for command in (validate, list_metrics, run, report, agree_command, batch_command):
+    main.add_command(command)

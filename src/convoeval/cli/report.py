@@ -1,0 +1,45 @@
+"""`convoeval report RESULTS`: the HTML report of a saved results file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from convoeval.cli.options import (
+    TRIALS_OPTION,
+)
+from convoeval.cli.output import (
+    fail,
+    print_summary,
+    trials_of,
+)
+
+
+@click.command()
+@click.argument("results", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="HTML file to write (default: RESULTS with .html).",
+)
+@TRIALS_OPTION
+def report(results: Path, output: Path | None, trials: str | None) -> None:
+    """Render the HTML report of a saved results file (it reads the rows and the sidecar meta)."""
+    from convoeval.errors import ConvoevalError
+    from convoeval.report import write_report
+    from convoeval.runner import EvaluationResult
+    from convoeval.runner._lock import check_writable
+
+    target = output or results.with_suffix(".html")
+    try:
+        result = EvaluationResult.from_file(results)
+        check_writable(target, "report")
+        summary = trials_of(result, trials)
+        write_report(result, target, trials=summary)
+    except ConvoevalError as exc:
+        fail([f"error: {exc}"])
+    print_summary(result, summary)
+    click.echo(f"report: {target}")
