@@ -12,7 +12,7 @@ labels/clinc-LIST.jsonl). The labels follow docs/agreement.md:
   takes from user message 0 (the prompt) gets the row's label (refused and partial_refusal are
   not answered), as agreement.py counts both as refused.
 - CLINC150: [user text] with one list's allowed topics; `topic_adherence: {"0": {"in_scope":
-  bool}}`, true when the row's domain is one the list covers (agreement.py's TOPIC_LISTS).
+  bool}}`, true when the row's domain is one the list covers (`_agreement_clinc.FIT_LISTS`).
 - DBDC3: the dialogue; `conversation_relevancy: {EXCHANGE: bool}` for each system turn with a
   majority of O (relevant) or X (not), as agreement.py decides; EXCHANGE is the number convoeval
   gives the exchange that the turn replies to (`split_exchanges`), so a system turn with no text
@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _agreement_clinc import FIT_LISTS  # noqa: E402
 from _data import add_labelled_options, missing_labelled  # noqa: E402
 from _stats import read_jsonl  # noqa: E402
 
@@ -152,8 +153,6 @@ def write_all(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse arguments and write the records."""
-    from agreement import TOPIC_LISTS
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path, help="folder to write the records and labels into")
     add_labelled_options(parser)
@@ -161,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing_labelled("agree_data.py", args):
         return 2
     rows = (read_jsonl(args.xstest), read_jsonl(args.clinc), read_jsonl(args.dbdc3))
-    for name, path in write_all(args.out, rows, TOPIC_LISTS).items():
+    for name, path in write_all(args.out, rows, FIT_LISTS).items():
         print(f"{name}: {path}")
     return 0
 

@@ -140,4 +140,4 @@ def test_metrics_use_no_judge_internals() -> None:
     package = Path(metrics_pkg.__file__).parent
     for module in package.glob("*.py"):
         text = module.read_text(encoding="utf-8")
-        assert "judges.offline" not in text and "openai_judge" not in text, module.name
+        assert "judges.offline" not in text and "judges.openai" not in text, module.name

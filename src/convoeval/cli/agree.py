@@ -1,5 +1,5 @@
 """The `convoeval agree` command: compare a results file with labels, print the table and its
-notes, write the optional page (`cli.py` only registers it)."""
+notes, write the optional page (`cli/__init__.py` only registers it)."""
 
 from __future__ import annotations
 

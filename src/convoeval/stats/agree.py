@@ -1,7 +1,7 @@
 """`agree`: how far a run's verdicts agree with human labels, per metric and verdict kind.
 
 Labels come from each record's `metadata.labels` or from a labels file keyed by record id
-(`_agreement_labels`); the figures (agreement, Cohen's kappa, Spearman, Pearson, MAE, the
+(`stats/labels.py`); the figures (agreement, Cohen's kappa, Spearman, Pearson, MAE, the
 confusion matrix, bootstrap intervals) from `stats/figures.py`. Items that are unlabelled,
 unscored or failed are counted apart and never enter a figure. docs/agreement.md has the details.
 """
