@@ -182,6 +182,22 @@ def test_no_module_imports_in_a_circle() -> None:
     assert _circles(_graph()) == []
 
 
+def test_no_benchmark_script_imports_another_in_a_circle() -> None:
+    """benchmarks/ imports its helpers by file name (`from _stats import ...`)."""
+    folder = SRC.parents[1] / "benchmarks"
+    names = {path.stem: path for path in folder.glob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name in names)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module in names:
+                found.add(node.module)
+        graph[name] = found - {name}
+    assert len(graph) > 10 and _circles(graph) == []
+
+
 def test_the_parts_stand_in_layers() -> None:
     """The allowed arrows themselves have no circle: every part is below the parts that use it."""
     graph = {part: set(targets) for part, targets in ALLOWED.items()}
