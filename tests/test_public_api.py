@@ -84,6 +84,38 @@ def test_import_loads_no_model_and_opens_no_connection() -> None:
     assert done.returncode == 0, done.stderr
 
 
+#: Packages that `import convoeval` and the command line's start must not load (issue 35 §4):
+#: each is imported where it is used.
+_HEAVY = ("numpy", "pydantic", "rich", "onnxruntime", "httpx", "openai", "ray", "pandas", "pyarrow")
+
+
+def test_import_and_the_command_lines_start_load_no_heavy_package() -> None:
+    code = (
+        "import sys\n"
+        "import convoeval\n"
+        f"heavy = [m for m in {_HEAVY!r} if m in sys.modules]\n"
+        "assert not heavy, f'import convoeval loaded {heavy}'\n"
+        "assert set(dir(convoeval)) == {*convoeval.__all__, '__version__'}\n"
+        "from convoeval.cli import main\n"
+        f"heavy = [m for m in {_HEAVY[2:]!r} if m in sys.modules]\n"
+        "assert not heavy, f'the command line loaded {heavy}'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_run_name_wires_in_the_notebook_view() -> None:
+    """`from convoeval import evaluate` loads the report's notebook view (ARCHITECTURE.md §2)."""
+    code = (
+        "from convoeval import EvaluationResult\n"
+        "assert EvaluationResult.html_view is not None\n"
+        "from convoeval.runner.engines import choose_engine\n"
+        "assert type(choose_engine({'engine': 'ray'})).__module__ == 'convoeval.engines.ray'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
 def test_every_exported_error_is_a_convoeval_error() -> None:
     for name in EXPECTED:
         if name.endswith("Error"):

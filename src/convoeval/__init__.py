@@ -1,71 +1,132 @@
-"""convoeval: score multi-turn conversations of chatbots and tool-using agents."""
+"""convoeval: score multi-turn conversations of chatbots and tool-using agents.
 
+The public names load on first use (PEP 562), so `import convoeval` and the command line start
+without loading pydantic models, numpy, rich or any judge; `dir(convoeval)` lists `__all__`.
+"""
+
+from __future__ import annotations
+
+import importlib
 from typing import TYPE_CHECKING, Any
 
-# The face wires in the parts that stand above the runner (the runner never imports them): the
-# Ray engine registers itself as engine="ray", the report the notebook view of EvaluationResult.
-import convoeval.engines
-import convoeval.report  # noqa: F401
 from convoeval._version import VERSION as __version__
-from convoeval.errors import ConvoevalError
-from convoeval.io.errors import ConversionError, DataError
-from convoeval.judges.panel import JudgePanel
-from convoeval.judges.protocol.base import JudgeError
-from convoeval.metrics import (
-    AgentGoalAccuracyWithoutReference,
-    AgentGoalAccuracyWithReference,
-    ConversationalGEval,
-    ConversationCompletenessMetric,
-    ConversationRelevancyMetric,
-    KnowledgeRetentionMetric,
-    Metric,
-    MetricResult,
-    MissingFieldsError,
-    RoleAdherenceMetric,
-    RubricsScore,
-    ToolCallAccuracy,
-    ToolCallF1,
-    ToolSchemaCheck,
-    ToolUseMetric,
-    TopicAdherenceScore,
-    TrajectoryMatch,
-    TurnRelevancyMetric,
-    UserFrustration,
-)
-from convoeval.runner import (
-    EvaluationResult,
-    OfflineJudgeError,
-    RequiredFieldsError,
-    ResultsFileError,
-    aevaluate,
-    evaluate,
-)
-from convoeval.schema import (
-    AIMessage,
-    ConversationalTestCase,
-    HumanMessage,
-    LLMTestCase,
-    ModelTestCase,
-    MultiTurnSample,
-    SystemMessage,
-    ToolCall,
-    ToolMessage,
-    Turn,
-)
-from convoeval.stats.agree import AgreementReport, agree
-from convoeval.stats.trials import TrialsSummary, trials_summary
 
 if TYPE_CHECKING:
+    from convoeval.errors import ConvoevalError
+    from convoeval.io.errors import ConversionError, DataError
     from convoeval.judges.openai.judge import OpenAIJudge
+    from convoeval.judges.panel import JudgePanel
+    from convoeval.judges.protocol.base import JudgeError
+    from convoeval.metrics import (
+        AgentGoalAccuracyWithoutReference,
+        AgentGoalAccuracyWithReference,
+        ConversationalGEval,
+        ConversationCompletenessMetric,
+        ConversationRelevancyMetric,
+        KnowledgeRetentionMetric,
+        Metric,
+        MetricResult,
+        MissingFieldsError,
+        RoleAdherenceMetric,
+        RubricsScore,
+        ToolCallAccuracy,
+        ToolCallF1,
+        ToolSchemaCheck,
+        ToolUseMetric,
+        TopicAdherenceScore,
+        TrajectoryMatch,
+        TurnRelevancyMetric,
+        UserFrustration,
+    )
+    from convoeval.runner import (
+        EvaluationResult,
+        OfflineJudgeError,
+        RequiredFieldsError,
+        ResultsFileError,
+        aevaluate,
+        evaluate,
+    )
+    from convoeval.schema import (
+        AIMessage,
+        ConversationalTestCase,
+        HumanMessage,
+        LLMTestCase,
+        ModelTestCase,
+        MultiTurnSample,
+        SystemMessage,
+        ToolCall,
+        ToolMessage,
+        Turn,
+    )
+    from convoeval.stats.agree import AgreementReport, agree
+    from convoeval.stats.trials import TrialsSummary, trials_summary
+
+#: Public name -> the module that defines it.
+_HOMES: dict[str, str] = {
+    "aevaluate": "convoeval.runner",
+    "AgentGoalAccuracyWithoutReference": "convoeval.metrics",
+    "AgentGoalAccuracyWithReference": "convoeval.metrics",
+    "agree": "convoeval.stats.agree",
+    "AgreementReport": "convoeval.stats.agree",
+    "AIMessage": "convoeval.schema",
+    "ConversationalGEval": "convoeval.metrics",
+    "ConversationalTestCase": "convoeval.schema",
+    "ConversationCompletenessMetric": "convoeval.metrics",
+    "ConversationRelevancyMetric": "convoeval.metrics",
+    "ConversionError": "convoeval.io.errors",
+    "ConvoevalError": "convoeval.errors",
+    "DataError": "convoeval.io.errors",
+    "evaluate": "convoeval.runner",
+    "EvaluationResult": "convoeval.runner",
+    "HumanMessage": "convoeval.schema",
+    "JudgeError": "convoeval.judges.protocol.base",
+    "JudgePanel": "convoeval.judges.panel",
+    "KnowledgeRetentionMetric": "convoeval.metrics",
+    "LLMTestCase": "convoeval.schema",
+    "Metric": "convoeval.metrics",
+    "MetricResult": "convoeval.metrics",
+    "MissingFieldsError": "convoeval.metrics",
+    "ModelTestCase": "convoeval.schema",
+    "MultiTurnSample": "convoeval.schema",
+    "OfflineJudgeError": "convoeval.runner",
+    "OpenAIJudge": "convoeval.judges.openai.judge",
+    "RequiredFieldsError": "convoeval.runner",
+    "ResultsFileError": "convoeval.runner",
+    "RoleAdherenceMetric": "convoeval.metrics",
+    "RubricsScore": "convoeval.metrics",
+    "SystemMessage": "convoeval.schema",
+    "ToolCall": "convoeval.schema",
+    "ToolCallAccuracy": "convoeval.metrics",
+    "ToolCallF1": "convoeval.metrics",
+    "ToolMessage": "convoeval.schema",
+    "ToolSchemaCheck": "convoeval.metrics",
+    "ToolUseMetric": "convoeval.metrics",
+    "TopicAdherenceScore": "convoeval.metrics",
+    "TrajectoryMatch": "convoeval.metrics",
+    "trials_summary": "convoeval.stats.trials",
+    "TrialsSummary": "convoeval.stats.trials",
+    "Turn": "convoeval.schema",
+    "TurnRelevancyMetric": "convoeval.metrics",
+    "UserFrustration": "convoeval.metrics",
+}
+#: Names whose use means a run: the face then wires in the parts above the runner (the report's
+#: notebook view of `EvaluationResult`; ARCHITECTURE.md §2), which the runner never imports.
+_RUN_HOMES = ("convoeval.runner", "convoeval.stats")
 
 
 def __getattr__(name: str) -> Any:
-    # The openai SDK takes a third of a second to import: load it only when asked for.
-    if name == "OpenAIJudge":
-        from convoeval.judges.openai.judge import OpenAIJudge
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if home.startswith(_RUN_HOMES):
+        importlib.import_module("convoeval.report")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
 
-        return OpenAIJudge
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(__all__) | {"__version__"})
 
 
 __all__ = [

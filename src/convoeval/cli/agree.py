@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from convoeval.cli.output import fail
 
@@ -69,6 +68,8 @@ def agree_command(
     if not report.kinds:
         where = f"in {labels}" if labels is not None else "in the records' metadata.labels"
         fail([f"error: no labels {where} for the metrics of {results} (see docs/agreement.md)"])
+    from rich.console import Console  # rich loads only when a table is printed
+
     console = Console(width=max(150, Console().width))
     console.print(agreement_table(report))
     click.echo(interval_note(report))

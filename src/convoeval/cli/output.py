@@ -6,7 +6,6 @@ import sys
 from typing import TYPE_CHECKING, NoReturn
 
 import click
-from rich.console import Console
 
 from convoeval._text import plural
 
@@ -43,6 +42,8 @@ def error_lines(exc: Exception) -> list[str]:
 
 
 def print_summary(result: EvaluationResult, trials: TrialsSummary | None = None) -> None:
+    from rich.console import Console  # rich loads only when a table is printed
+
     from convoeval.report import summary_table, usage_text
 
     console = Console(width=max(100, Console().width))

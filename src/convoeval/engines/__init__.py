@@ -1,7 +1,3 @@
-"""Engines that score a run's records away from the runner's own loop (the local engine).
-Each registers itself with the runner (`runner/engines.py`), which never imports them: they
-stand above it and use its parts. The face imports this package, so every engine is known."""
-
-from convoeval.engines import ray
-
-__all__ = ["ray"]
+"""Engines that score a run's records away from the runner's own loop (the local engine): Ray.
+Each is published as an entry point of the `convoeval.engines` group (pyproject.toml), where the
+runner finds it (`runner/engines.py`); the runner never imports this package."""

@@ -1,10 +1,12 @@
-"""Where a run's records are scored: `local` (the runner's own loop) or an engine registered by
-a package above the runner (`convoeval.engines`, e.g. Ray). The runner reaches those only
-through this registry, so its imports never point up."""
+"""Where a run's records are scored: `local` (the runner's own loop) or another engine, found
+through the `convoeval.engines` entry points (ours: `ray` -> `convoeval.engines.ray:ENGINE`; a
+third party can add one the same way) or given to `register_engine`. The runner reaches engines
+only through this registry, so its imports never point up (ARCHITECTURE.md §2)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from importlib.metadata import entry_points
 from typing import Any, Protocol
 
 from convoeval.errors import UsageError
@@ -46,29 +48,42 @@ class EngineKind(Protocol):
 _ENGINES: dict[str, EngineKind] = {}
 
 
+#: The entry-point group engines are published under.
+GROUP = "convoeval.engines"
+
+
 def register_engine(name: str, kind: EngineKind) -> None:
-    """Make `engine=name` (`--engine NAME`) available."""
+    """Make `engine=name` (`--engine NAME`) available (besides the published entry points)."""
     _ENGINES[name] = kind
+
+
+def _engines() -> dict[str, EngineKind]:
+    """Every engine: the registered ones and the published ones, loaded on first use."""
+    for point in entry_points(group=GROUP):
+        if point.name not in _ENGINES:
+            _ENGINES[point.name] = point.load()
+    return _ENGINES
 
 
 def choose_engine(options: Mapping[str, Any]) -> EngineKind | None:
     """The run's engine, None for the local one; every engine option checked before anything
     is read (an option of an engine the run does not use is refused)."""
     name = options.get("engine") or LOCAL
-    if name != LOCAL and name not in _ENGINES:
-        known = " or ".join(repr(n) for n in [LOCAL, *_ENGINES])
+    engines = _engines()
+    if name != LOCAL and name not in engines:
+        known = " or ".join(repr(n) for n in [LOCAL, *engines])
         raise UsageError(f"engine must be {known}, not {name!r}")
-    kind = _ENGINES.get(name)
+    kind = engines.get(name)
     foreign = [
         key
-        for other, each in _ENGINES.items()
+        for each in engines.values()
         if each is not kind
         for key in each.options
         if options.get(key) is not None
     ]
     if foreign:
         flags = ", ".join(f"{key} (--{key.replace('_', '-')})" for key in foreign)
-        where = " or ".join(f"engine={n!r} (--engine {n})" for n in _ENGINES if n != name)
+        where = " or ".join(f"engine={n!r} (--engine {n})" for n in engines if n != name)
         raise UsageError(f"{flags}: only with {where}")
     if kind is not None:
         kind.check(options)

@@ -1,6 +1,7 @@
 """The Ray engine (`engine="ray"`, `--engine ray`): records scored on Ray actors in blocks
-(engine.py drives them, worker.py runs on them, blocks.py is what travels). Importing this
-package registers it with the runner; Ray itself loads only when a run uses it."""
+(engine.py drives them, worker.py runs on them, blocks.py is what travels). The runner finds
+`ENGINE` through the `convoeval.engines` entry point (pyproject.toml); Ray itself loads only
+when a run uses it."""
 
 from __future__ import annotations
 
@@ -12,9 +13,8 @@ from convoeval.engines.ray.blocks import Pending, pending
 from convoeval.engines.ray.engine import RayEngineError, RayWorkersLost
 from convoeval.metrics import Metric
 from convoeval.runner._plan import JudgePlan
-from convoeval.runner.engines import register_engine
 
-__all__ = ["RayEngineError", "RayWorkersLost"]
+__all__ = ["ENGINE", "RayEngineError", "RayWorkersLost"]
 
 
 class _Ray:
@@ -36,4 +36,5 @@ class _Ray:
         return await engine.RayEngine.start(metrics, plan, options)
 
 
-register_engine("ray", _Ray())
+#: The Ray engine, published as the `ray` entry point of `convoeval.engines`.
+ENGINE = _Ray()
