@@ -53,6 +53,7 @@ from convoeval.schema import (
     Turn,
 )
 from convoeval.stats.agree import AgreementReport, agree
+from convoeval.stats.compare import Comparison, compare
 from convoeval.stats.trials import TrialsSummary, trials_summary
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ __all__ = [
     "AgentGoalAccuracyWithReference",
     "AgentGoalAccuracyWithoutReference",
     "AgreementReport",
+    "Comparison",
     "ConversationCompletenessMetric",
     "ConversationRelevancyMetric",
     "ConversationalGEval",
@@ -113,6 +115,7 @@ __all__ = [
     "__version__",
     "aevaluate",
     "agree",
+    "compare",
     "evaluate",
     "trials_summary",
 ]
