@@ -42,7 +42,7 @@ from convoeval.stats.repeats import LEVEL, RESAMPLES, SEED, bootstrap_ci
 __all__ = ["ChangedRecord", "CompareError", "Comparison", "MetricComparison", "compare"]
 
 #: The conversations that regressed most, listed per metric.
-TOP = 10
+TOP = 5
 #: Scores closer than this count as unchanged.
 TOLERANCE = 1e-9
 #: Up to this many discordant pairs, McNemar's p is summed exactly over integers (math.comb);
