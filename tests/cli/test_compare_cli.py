@@ -173,6 +173,9 @@ def test_another_data_set_or_other_references_are_refused(runs: Path, tmp_path: 
     assert "warning: 1 paired records have other references" in allowed.stderr
     missing = _convoeval("compare", base, "nowhere.jsonl", cwd=tmp_path)
     assert missing.returncode == 2 and "nowhere.jsonl: no such results file" in missing.stderr
+    (tmp_path / "bare.jsonl").write_bytes((runs / "new.jsonl").read_bytes())  # no sidecar
+    bare = _convoeval("compare", base, "bare.jsonl", cwd=tmp_path)
+    assert bare.returncode == 2 and "bare.jsonl.meta.json is missing" in bare.stderr
 
 
 def test_records_in_one_run_only_are_listed(runs: Path, tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ from convoeval.judges.ensembles.repeat import current_repeat
 from convoeval.metrics import Ask, Metric, MetricResult
 from convoeval.stats import compare as compare_module
 from convoeval.stats.compare import CompareError, mcnemar_exact
-from convoeval.stats.pairing import fingerprint
+from convoeval.stats.pairing import fingerprint, run_differences
 
 #: Fixed paired scores: 40 records, BASE then NEW (a mix of gains, losses and ties).
 BASE = [0.9, 0.8, 1.0, 0.4, 0.7, 0.0, 1.0, 0.6, 0.5, 0.3] * 4
@@ -305,6 +305,29 @@ def test_other_thresholds_are_a_warning(tmp_path: Path) -> None:
     item = result.get("scripted")
     assert (item.base_pass_rate, item.new_pass_rate, item.lost) == (1.0, 0.0, 3)
     assert result.same_conversations
+
+
+def test_prompts_judge_calibration_version_and_repeat_are_warnings_options_refused(
+    tmp_path: Path,
+) -> None:
+    path = run(tmp_path / "b.jsonl", [sample(1, score=1.0)])
+    before = json.loads((tmp_path / "b.jsonl.meta.json").read_text())
+    after = json.loads(json.dumps(before))
+    entry = after["metrics"][0]
+    entry.update(steps=["other"], uses_judge=True, judge="openai/gpt-4o-mini", threshold=0.9)
+    entry["config"] = {"scale": 2.0}
+    after.update(calibration="v9", convoeval_version="9.9", options={"repeat": 3})
+    refusals, warnings = run_differences(before, after, ["scripted"])
+    assert refusals == ["scripted's options differ (scale=1.0 -> scale=2.0)"]
+    assert warnings == [
+        "scripted's prompts or output schemas differ (step fingerprints)",
+        "scripted's judge differs (None -> openai/gpt-4o-mini)",
+        "scripted's threshold differs (0.5 -> 0.9)",
+        f"the offline judge's calibration differs ({before['calibration']} -> v9)",
+        f"the convoeval version differs ({before['convoeval_version']} -> 9.9)",
+        "--repeat differs (None -> 3)",
+    ]
+    assert path.exists()
 
 
 def test_the_gate_fails_only_on_a_drop_beyond_delta_that_is_more_than_noise(

@@ -148,6 +148,37 @@ def _rows_at(run: Run, wanted: set[int]) -> dict[int, ResultRow]:
     return found
 
 
+def _check_references(pairs: Sequence[tuple[Entry, Entry]], allow: bool) -> list[str]:
+    """Paired records with other references are refused (`CompareError`), or with `allow` a
+    warning naming them (returned)."""
+    others = other_tasks(pairs)
+    if not others:
+        return []
+    ids = ", ".join(r.label for r in others[:10])
+    more = f" and {len(others) - 10} more" if len(others) > 10 else ""
+    text = (
+        f"{len(others)} paired records have other references than in BASE "
+        f"({', '.join(TASK_FIELDS)}): {ids}{more}"
+    )
+    if not allow:
+        raise CompareError(f"{text}; compare anyway with --allow-other-references")
+    return [text]
+
+
+def _regressed(
+    base: Run, new: Run, picked: Sequence[tuple[str, _Sides, list[int]]]
+) -> list[tuple[ChangedRecord, ...]]:
+    """Per metric, its chosen regressions with both rows (read in one more pass of each run)."""
+    base_rows = _rows_at(base, {s.refs[i][0].index for _, s, chosen in picked for i in chosen})
+    new_rows = _rows_at(new, {s.refs[i][1].index for _, s, chosen in picked for i in chosen})
+
+    def record(name: str, sides: _Sides, i: int) -> ChangedRecord:
+        base_row, new_row = base_rows[sides.refs[i][0].index], new_rows[sides.refs[i][1].index]
+        return ChangedRecord.of(name, sides.base[i], sides.new[i], base_row, new_row)
+
+    return [tuple(record(name, sides, i) for i in chosen) for name, sides, chosen in picked]
+
+
 def _chosen(base: Run, new: Run, metrics: Sequence[str] | None) -> tuple[list[str], dict[str, str]]:
     """The metrics to compare (both runs have them) and those only one run has."""
     in_base, in_new = base.metric_names(), new.metric_names()
@@ -196,17 +227,7 @@ def compare(
             f"no record of {new_run.label} pairs with one of {base_run.label} (by id, or for "
             "records without an id by the user's messages and references): another data set?"
         )
-    others = other_tasks(pairing.pairs)
-    if others:
-        ids = ", ".join(r.label for r in others[:10])
-        more = f" and {len(others) - 10} more" if len(others) > 10 else ""
-        text = (
-            f"{len(others)} paired records have other references than in BASE "
-            f"({', '.join(TASK_FIELDS)}): {ids}{more}"
-        )
-        if not allow_other_references:
-            raise CompareError(f"{text}; compare anyway with --allow-other-references")
-        warnings.append(text)
+    warnings += _check_references(pairing.pairs, allow_other_references)
     thresholds = (base_run.thresholds(), new_run.thresholds())
     figures: list[MetricComparison] = []
     picked: list[tuple[str, _Sides, list[int]]] = []
@@ -219,17 +240,8 @@ def compare(
         )
         figures.append(item)
         picked.append((name, sides, regressions[:top]))
-    base_rows = _rows_at(base_run, {s.refs[i][0].index for _, s, r in picked for i in r})
-    new_rows = _rows_at(new_run, {s.refs[i][1].index for _, s, r in picked for i in r})
-    for k, (name, sides, regressions) in enumerate(picked):
-        changed = tuple(
-            ChangedRecord.of(
-                name, sides.base[i], sides.new[i],
-                base_rows[sides.refs[i][0].index], new_rows[sides.refs[i][1].index],
-            )
-            for i in regressions
-        )  # fmt: skip
-        figures[k] = figures[k].with_regressions(changed)
+    for k, records in enumerate(_regressed(base_run, new_run, picked)):
+        figures[k] = figures[k].with_regressions(records)
     return Comparison(
         base=base_run.label,
         new=new_run.label,

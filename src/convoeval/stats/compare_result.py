@@ -39,16 +39,13 @@ class ChangedRecord:
         new_row: Mapping[str, Any],
     ) -> ChangedRecord:
         """A changed record from its two rows."""
-
-        def ref(row: Mapping[str, Any]) -> RecordRef:
-            return RecordRef(int(row["index"]), row.get("id"), str(row.get("where") or ""))
-
-        def reason(row: Mapping[str, Any]) -> str | None:
-            return (row.get("reasons") or {}).get(metric)
-
-        base_ref, new_ref = ref(base_row), ref(new_row)
-        return cls(metric, base_ref, new_ref, base_value, new_value, reason(base_row),
-                   reason(new_row), base_row, new_row)  # fmt: skip
+        base_reason, new_reason = (
+            (row.get("reasons") or {}).get(metric) for row in (base_row, new_row)
+        )
+        base, new = RecordRef.of(base_row), RecordRef.of(new_row)
+        return cls(
+            metric, base, new, base_value, new_value, base_reason, new_reason, base_row, new_row
+        )
 
     @property
     def label(self) -> str:
@@ -219,8 +216,9 @@ class Comparison:
         made = f"{self.paired} {plural(self.paired, 'record')} paired"
         if self.by_fingerprint:
             made += f" ({self.by_fingerprint} without an id, by the user's messages)"
-        lines = [made + (" (the same conversations in both runs)" if self.same_conversations
-                         else "")]  # fmt: skip
+        if self.same_conversations:
+            made += " (the same conversations in both runs)"
+        lines = [made]
         for side, refs in (("BASE", self.only_base), ("NEW", self.only_new)):
             if refs:
                 count = f"{len(refs)} {plural(len(refs), 'record')}"

@@ -49,6 +49,11 @@ class RecordRef:
     id: str | None
     where: str
 
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> RecordRef:
+        """Where a results row's record is."""
+        return cls(int(row["index"]), row.get("id"), str(row.get("where") or ""))
+
     @property
     def label(self) -> str:
         """The record's id, else its position (`#3`)."""
@@ -124,9 +129,8 @@ def fingerprint(sample: Mapping[str, Any] | None, user_side: bool) -> str | None
 
 def _entry(row: ResultRow, metrics: Sequence[str]) -> Entry:
     sample = row.get("sample")
-    ref = RecordRef(int(row["index"]), row.get("id"), str(row.get("where") or ""))
     outcomes = tuple(outcome(row, m) for m in metrics)
-    return Entry(ref, fingerprint(sample, True), fingerprint(sample, False), outcomes)
+    return Entry(RecordRef.of(row), fingerprint(sample, True), fingerprint(sample, False), outcomes)
 
 
 @dataclass(frozen=True)
