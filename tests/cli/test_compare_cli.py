@@ -210,3 +210,11 @@ def test_offline_judge_metrics_show_the_off_topic_reply(runs: Path) -> None:
     assert block[1].startswith("  refuses-investment-advice: 1.000 -> ")
     assert "1 out of scope and declined" in block[2]
     assert "answered out of scope" in block[3]
+
+
+def test_help_states_the_gate_rule(tmp_path: Path) -> None:
+    done = _convoeval("compare", "--help", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    assert "lower than BASE's by more than DELTA and the 95% interval of the difference" in text
+    assert "%%" not in text

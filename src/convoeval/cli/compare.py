@@ -38,7 +38,7 @@ from convoeval.cli.output import EXIT_WORSE, fail, metric_list
     multiple=True,
     metavar="METRIC=DELTA",
     help="Exit with code 3 when NEW's mean of METRIC is lower than BASE's by more than DELTA "
-    "and the 95%% interval of the difference lies below 0 (repeatable).",
+    "and the 95% interval of the difference lies below 0 (repeatable).",
 )
 @click.option(
     "--top",
