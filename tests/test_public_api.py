@@ -46,6 +46,9 @@ EXPECTED = {
     # Agreement with human labels (issue 15).
     "agree",
     "AgreementReport",
+    # Two runs compared record by record (issue 28).
+    "compare",
+    "Comparison",
     "__version__",
     # The error tree: every "your input is wrong" error is a ConvoevalError.
     "ConvoevalError",

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
         Turn,
     )
     from convoeval.stats.agree import AgreementReport, agree
+    from convoeval.stats.compare import Comparison, compare
     from convoeval.stats.trials import TrialsSummary, trials_summary
 
 #: Public name -> the module that defines it.
@@ -69,6 +70,8 @@ _HOMES: dict[str, str] = {
     "agree": "convoeval.stats.agree",
     "AgreementReport": "convoeval.stats.agree",
     "AIMessage": "convoeval.schema",
+    "compare": "convoeval.stats.compare",
+    "Comparison": "convoeval.stats.compare",
     "ConversationalGEval": "convoeval.metrics",
     "ConversationalTestCase": "convoeval.schema",
     "ConversationCompletenessMetric": "convoeval.metrics",
@@ -134,6 +137,7 @@ __all__ = [
     "AgentGoalAccuracyWithReference",
     "AgentGoalAccuracyWithoutReference",
     "AgreementReport",
+    "Comparison",
     "ConversationCompletenessMetric",
     "ConversationRelevancyMetric",
     "ConversationalGEval",
@@ -174,6 +178,7 @@ __all__ = [
     "__version__",
     "aevaluate",
     "agree",
+    "compare",
     "evaluate",
     "trials_summary",
 ]

@@ -1,5 +1,5 @@
-"""The `convoeval` command line: one module per command (run, validate, report, metrics, agree,
-batch), the options they share in `options.py`, what they print in `output.py`. Each parses,
+"""The `convoeval` command line: one module per command (run, validate, report, compare, metrics,
+agree, batch), the options they share in `options.py`, what they print in `output.py`. Each parses,
 calls the library and prints; no logic of its own."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import click
 from convoeval._version import VERSION
 from convoeval.cli.agree import agree_command
 from convoeval.cli.batch import batch_command
+from convoeval.cli.compare import compare_command
 from convoeval.cli.metrics import list_metrics
 from convoeval.cli.report import report
 from convoeval.cli.run import run
@@ -21,5 +22,5 @@ def main() -> None:
     """Score multi-turn conversations of chatbots and tool-using agents."""
 
 
-for command in (validate, list_metrics, run, report, agree_command, batch_command):
+for command in (validate, list_metrics, run, report, compare_command, agree_command, batch_command):
     main.add_command(command)

@@ -94,3 +94,7 @@ def split_metrics(item: str) -> list[str]:
 def metric_list(items: tuple[str, ...]) -> list[str]:
     """Every metric named by the repeated `-m` option, blanks dropped (`split_metrics`)."""
     return [name.strip() for item in items for name in split_metrics(item) if name.strip()]
+
+
+#: `compare --fail-if-worse` failed: the code of a failed gate, as `run --fail-under`'s.
+EXIT_WORSE = EXIT_FAIL_UNDER

@@ -175,3 +175,10 @@ def script_hash() -> str:
     """The CSP source for the report's one script (any other inline script is blocked)."""
     digest = hashlib.sha256(JS.encode("utf-8")).digest()
     return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+#: The Content-Security-Policy of the report pages: no network, no script but the report's own.
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+    f"script-src {script_hash()}; base-uri 'none'; form-action 'none'"
+)

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections import Counter
 from collections.abc import Mapping
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from convoeval.report.assets import CSS, JS, script_hash
+from convoeval.report.assets import CSP, CSS, JS
 from convoeval.report.details import metric_details
 from convoeval.report.parts import (
     SharedTexts,
@@ -167,13 +166,7 @@ def _controls(names: list[str]) -> str:
 
 def _shared_texts(result: EvaluationResult, listed: int) -> SharedTexts:
     """A first pass over the listed rows: which long message texts occur more than once."""
-    seen: Counter[bytes] = Counter()
-    for row in islice(result.rows(), listed):
-        for message in (row.get("sample") or {}).get("user_input") or []:
-            key = SharedTexts.key(str(message.get("content") or ""))
-            if key is not None:
-                seen[key] += 1
-    return SharedTexts(key for key, count in seen.items() if count > 1)
+    return SharedTexts.of(row.get("sample") for row in islice(result.rows(), listed))
 
 
 def render_report(
@@ -216,14 +209,10 @@ def render_report(
     )
     columns = f"3.5em minmax(10em, 1fr){' 9em' * len(names)}"
     data = {"metrics": names, "rows": data_rows}
-    csp = (
-        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
-        f"script-src {script_hash()}; base-uri 'none'; form-action 'none'"
-    )
     title = f"convoeval report: {os.path.basename(str(result.meta.get('data') or ''))}"
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(visible(title))}</title><style>{CSS}"
         f".conv > summary, .conv-head {{ grid-template-columns: {columns}; }}</style></head><body>"

@@ -107,6 +107,17 @@ class SharedTexts:
             return None
         return hashlib.blake2b(content.encode("utf-8"), digest_size=16).digest()
 
+    @classmethod
+    def of(cls, samples: Iterable[Mapping[str, Any] | None]) -> SharedTexts:
+        """The long message texts found more than once in these conversations (one pass)."""
+        seen: dict[bytes, int] = {}
+        for sample in samples:
+            for message in (sample or {}).get("user_input") or []:
+                key = cls.key(str(message.get("content") or ""))
+                if key is not None:
+                    seen[key] = seen.get(key, 0) + 1
+        return cls(key for key, count in seen.items() if count > 1)
+
     def link(self, content: str) -> str | None:
         """A link to the shared copy of `content`, or None when it is not shared."""
         key = self.key(content)

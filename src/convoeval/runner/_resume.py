@@ -8,7 +8,6 @@ detected and cut off before appending again.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -20,6 +19,7 @@ from convoeval.rows.files import (
     read_meta,
     read_rows,
 )
+from convoeval.rows.identity import metric_changes, option_changes, setup_changes
 from convoeval.rows.row import MetricRecord, ResultRow, ResultsFileError, RunMeta
 from convoeval.runner._schedule import Job, Writer, run_jobs
 
@@ -32,12 +32,7 @@ def _by_name(meta: RunMeta) -> dict[str, MetricRecord]:
 
 def _changes(old: RunMeta, new: RunMeta) -> list[str]:
     """What differs between the run that made a results file and this one (metric order aside)."""
-    changes: list[str] = []
-    given, now_given = old.get("options") or {}, new["options"]
-    for key in sorted({*given, *now_given}):
-        if given.get(key) != now_given.get(key):
-            flag = "--" + key.replace("_", "-")
-            changes.append(f"{flag} differs ({given.get(key)} -> {now_given.get(key)})")
+    changes = option_changes(old, new)
     if not changes and (old.get("data_fingerprint"), old.get("format_option")) != (
         new["data_fingerprint"],
         new["format_option"],
@@ -49,36 +44,10 @@ def _changes(old: RunMeta, new: RunMeta) -> list[str]:
     if set(before) != set(now):
         changes.append(f"the metrics differ ({', '.join(before)} before, {', '.join(now)} now)")
         return changes
-    for name, entry in now.items():
-        was = before[name]
-        if was.get("class") != entry["class"]:
-            changes.append(f"{name} is another class ({was.get('class')} -> {entry['class']})")
-        elif was.get("config") != entry["config"]:
-            changes.append(f"{name}'s options differ ({_options_diff(was, entry)})")
-        if was.get("steps") != entry["steps"]:
-            changes.append(f"{name}'s prompts or output schemas differ (step fingerprints)")
-        if entry["uses_judge"] and was.get("judge") != entry["judge"]:
-            changes.append(f"{name}'s judge differs ({was.get('judge')} -> {entry['judge']})")
-    if old.get("calibration") != new["calibration"] and new["calibration"] is not None:
-        changes.append(
-            f"the offline judge's calibration differs ({old.get('calibration')} -> "
-            f"{new['calibration']})"
-        )
-    if old.get("convoeval_version") != new["convoeval_version"]:
-        changes.append(
-            f"the convoeval version differs ({old.get('convoeval_version')} -> "
-            f"{new['convoeval_version']})"
-        )
-    return changes
-
-
-def _options_diff(was: MetricRecord, now: MetricRecord) -> str:
-    """Changed options the way -m writes them: `strict_order=true -> strict_order=false`."""
-    before, after = was.get("config") or {}, now["config"]
-    keys = sorted(k for k in {*before, *after} if before.get(k) != after.get(k))
-    return ", ".join(
-        f"{k}={json.dumps(before.get(k))} -> {k}={json.dumps(after.get(k))}" for k in keys
-    )
+    for name, entry in now.items():  # a threshold may change on resume
+        found = metric_changes(name, before[name], entry)
+        changes += [text for part, text in found.items() if part != "threshold"]
+    return changes + setup_changes(old, new)
 
 
 def conflict(old: RunMeta, new: RunMeta, results: str) -> str | None:
