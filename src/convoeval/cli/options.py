@@ -151,7 +151,7 @@ REPEAT_OPTION = click.option(
     default=None,
     metavar="N",
     help="Score every record N times with fresh judge samples: per record the mean, spread and "
-    "pass rate, per metric a bootstrap 95%% interval (docs/repeats.md).",
+    "pass rate, per metric a bootstrap 95% interval (docs/repeats.md).",
 )
 GATE_OPTION = click.option(
     "--gate",
@@ -159,7 +159,7 @@ GATE_OPTION = click.option(
     default="mean",
     show_default=True,
     metavar="mean|lower-bound|pass-rate=P",
-    help="How --fail-under METRIC=X is met: the mean reaches X; the lower bound of its 95%% "
+    help="How --fail-under METRIC=X is met: the mean reaches X; the lower bound of its 95% "
     "interval does; or the mean of at least a share P of the repeats does.",
 )
 
