@@ -158,7 +158,9 @@ def test_genai_span_events_with_event_content(tmp_path: Path) -> None:
     Kernel and Azure AI Inference write them)."""
 
     def content(name: str, at: float, body: dict[str, Any]) -> dict[str, Any]:
-        return event(name, at, {"gen_ai.system": "openai", "gen_ai.event.content": json.dumps(body)})
+        return event(
+            name, at, {"gen_ai.system": "openai", "gen_ai.event.content": json.dumps(body)}
+        )
 
     first = span(
         T1,
@@ -247,7 +249,11 @@ def test_genai_content_events_of_v1_26(tmp_path: Path) -> None:
         {"gen_ai.system": "openai"},
         events=[
             event("gen_ai.content.prompt", 1.1, {"gen_ai.prompt": json.dumps(history)}),
-            event("gen_ai.content.completion", 1.2, {"gen_ai.completion": json.dumps([{"content": ANSWER}])}),
+            event(
+                "gen_ai.content.completion",
+                1.2,
+                {"gen_ai.completion": json.dumps([{"content": ANSWER}])},
+            ),
         ],
     )
     assert flat(only(write_lines(tmp_path / "t.jsonl", request(first, second)))) == EXPECTED
@@ -321,7 +327,10 @@ def test_openinference_llm_and_tool_spans(tmp_path: Path) -> None:
     system = {"role": "system", "content": SYSTEM}
     user = {"role": "user", "contents.0.message_content.type": "text"}
     user["contents.0.message_content.text"] = ASK
-    calling = {"role": "assistant", "tool_calls": [{"name": "get_weather", "args": ARGS, "id": "c1"}]}
+    calling = {
+        "role": "assistant",
+        "tool_calls": [{"name": "get_weather", "args": ARGS, "id": "c1"}],
+    }
     common = {"openinference.span.kind": "LLM", "llm.tools.0.tool.json_schema": json.dumps(schema)}
     first = span(
         T1,

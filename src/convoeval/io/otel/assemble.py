@@ -54,6 +54,8 @@ def _keys(messages: Sequence[Msg]) -> list[tuple[object, ...]]:
 def _merge(out: Assembly, call: Call) -> None:
     """Append what the call adds to the conversation: its new input, then its first output."""
     conv, sent = out.messages, call.input
+    _order_blocks(conv)
+    _order_blocks(sent)
     size = len(conv)
     if len(sent) >= size and _keys(sent[:size]) == _keys(conv):
         _adopt(conv, sent[:size])
@@ -164,6 +166,17 @@ def _place(out: Assembly, run: ToolRun) -> None:
     conv.insert(index + 1 + len(block), message)
 
 
+def _order_blocks(messages: list[Msg]) -> None:
+    """Tool results in the order of the calls they answer (tool spans may be recorded in any
+    order), so a re-sent history matches them message by message."""
+    for index, message in enumerate(messages):
+        if message.kind == "ai" and message.calls:
+            block = _block(messages, index)
+            order = {call.id: rank for rank, call in enumerate(message.calls) if call.id}
+            ranked = sorted(block, key=lambda m: order.get(m.call_id, len(order)))
+            messages[index + 1 : index + 1 + len(block)] = ranked
+
+
 def _block(conv: list[Msg], index: int) -> list[Msg]:
     """The tool messages right after the assistant message at `index`."""
     end = index + 1
@@ -175,6 +188,7 @@ def _block(conv: list[Msg], index: int) -> list[Msg]:
 def _close(out: Assembly) -> None:
     """Gaps of the finished conversation: results never recorded, calls never answered."""
     conv = out.messages
+    _order_blocks(conv)
     for index, message in enumerate(conv):
         origin = message.span.label() if message.span else "a span"
         if message.kind == "tool" and message.content is None:
