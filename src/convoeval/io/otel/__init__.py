@@ -46,7 +46,8 @@ def trace_records(
     spans = _linked(found)
     by_place: dict[tuple[int, str], tuple[Place, list[str]]] = {}
     for place, problem in found.problems:
-        by_place.setdefault((place.line, place.path), (place, []))[1].append(problem)
+        key = (place.line, place.path if place.element else "")  # JSONL: one record a line
+        by_place.setdefault(key, (place, []))[1].append(problem)
     for place, problems in by_place.values():
         records.append((place.order, _record(source, place, None, problems)))
     for conversation in group(spans):

@@ -361,7 +361,7 @@ def _id(raw: Any, size: int, name: str, problems: list[str], required: bool = Tr
                 problems.append(f"{name}: all zero, which is not a valid id")
                 return None
             return data.hex()
-    problems.append(f"{name}: {raw!r} is not a {size}-byte id (hex or base64)")
+    problems.append(f"{name}: {raw!r} is not a valid id ({size} bytes, as hex or base64)")
     return None
 
 
