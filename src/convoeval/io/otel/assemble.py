@@ -173,7 +173,7 @@ def _order_blocks(messages: list[Msg]) -> None:
         if message.kind == "ai" and message.calls:
             block = _block(messages, index)
             order = {call.id: rank for rank, call in enumerate(message.calls) if call.id}
-            ranked = sorted(block, key=lambda m: order.get(m.call_id, len(order)))
+            ranked = sorted(block, key=lambda m: order.get(m.call_id or "", len(order)))
             messages[index + 1 : index + 1 + len(block)] = ranked
 
 
