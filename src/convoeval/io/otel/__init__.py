@@ -14,8 +14,10 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from convoeval.io.errors import DataFileError
+from convoeval.io.otel import spans as otlp
 from convoeval.io.otel.conversation import build, group
-from convoeval.io.otel.spans import Found, Place, Span, is_trace, read_value
+from convoeval.io.otel.spans import Found, Place, Span, read_value
+from convoeval.io.otel.vendors import is_vendor_trace, read_vendor_trace
 from convoeval.io.records import Record
 from convoeval.io.strict_json import sample_problems
 
@@ -41,6 +43,8 @@ def trace_records(
         place = Place(line, "" if single or not element else f"[{line - 1}]", order, element)
         if problems:
             records.append((order, _record(source, place, None, problems)))
+        elif is_vendor_trace(data):
+            read_vendor_trace(data, place, found)
         else:
             read_value(data, place, found)
     spans = _linked(found)
@@ -64,6 +68,12 @@ def trace_records(
         raise DataFileError(source, NO_CONVERSATIONS)
     records.sort(key=lambda pair: pair[0])
     yield from (record for _, record in records)
+
+
+def is_trace(data: Any) -> bool:
+    """Whether a parsed record is a trace export (OTLP, a span, an MLflow or Langfuse trace)
+    rather than a conversation: a file whose first record is one is read as `--format otel`."""
+    return otlp.is_trace(data) or is_vendor_trace(data)
 
 
 def _record(source: str, place: Place, sample: Any, problems: list[str]) -> Record:

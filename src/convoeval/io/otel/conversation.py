@@ -21,6 +21,7 @@ from convoeval.io.otel.genai import is_genai, read_genai
 from convoeval.io.otel.messages import Call, Msg, ToolRun
 from convoeval.io.otel.openinference import is_openinference, read_openinference
 from convoeval.io.otel.spans import Span
+from convoeval.io.otel.vendors import is_vendor, read_vendor
 from convoeval.schema.errors import describe_errors
 from convoeval.schema.sample import MultiTurnSample
 from convoeval.schema.tools import ToolSpec
@@ -71,14 +72,21 @@ def _when(span: Span) -> tuple[int, int]:
     return (span.start or 0, span.place.order)
 
 
+_READERS = (
+    (is_genai, read_genai),
+    (is_openinference, read_openinference),
+    (is_vendor, read_vendor),
+)
+
+
 def read_span(span: Span, problems: list[str]) -> Call | ToolRun | None:
-    """A span as a model call or tool run by its convention (GenAI first, then OpenInference)."""
-    if is_genai(span):
-        item = read_genai(span, problems)
-        if item is not None or not is_openinference(span):
-            return item
-    if is_openinference(span):
-        return read_openinference(span, problems)
+    """A span as a model call or tool run by its convention (GenAI first, then OpenInference,
+    then MLflow's and Langfuse's own attributes)."""
+    for applies, read in _READERS:
+        if applies(span):
+            item = read(span, problems)
+            if item is not None:
+                return item
     return None
 
 
@@ -98,7 +106,7 @@ def build(group: Group) -> tuple[MultiTurnSample | None, list[str], list[str]]:
     items.sort(key=lambda item: _when(item.span))
     tools = _tools(items, problems)
     assembly = assemble(items)
-    if not assembly.messages:
+    if not assembly.messages and not problems:
         calls = sum(isinstance(item, Call) for item in items)
         problems.append(
             f"no messages: its {calls} model calls and {len(items) - calls} tool executions "

@@ -134,18 +134,18 @@ def read_value(data: Any, place: Place, found: Found) -> None:
         )
 
 
-def _items(value: Any, path: str, place: Place, found: Found) -> Iterator[tuple[str, Any]]:
+def list_items(value: Any, path: str, place: Place, found: Found) -> Iterator[tuple[str, Any]]:
     """(path, item) of a JSON list; a problem when it is not a list."""
     if value is None:
         return
     if not isinstance(value, list):
-        found.problems.append((_at(place, path), f"must be a list, got {json_kind(value)}"))
+        found.problems.append((at_path(place, path), f"must be a list, got {json_kind(value)}"))
         return
     for index, item in enumerate(value):
         yield f"{path}[{index}]", item
 
 
-def _at(place: Place, path: str) -> Place:
+def at_path(place: Place, path: str) -> Place:
     prefix = place.path if place.element else ""
     full = f"{prefix}.{path}" if prefix and not path.startswith("[") else prefix + path
     return Place(place.line, full, place.order, place.element)
@@ -153,34 +153,34 @@ def _at(place: Place, path: str) -> Place:
 
 def _read_request(data: Mapping[str, Any], place: Place, found: Found) -> None:
     """An ExportTraceServiceRequest and/or ExportLogsServiceRequest."""
-    for path, group in _items(_get(data, "resourceSpans"), "resourceSpans", place, found):
+    for path, group in list_items(_get(data, "resourceSpans"), "resourceSpans", place, found):
         resource = _resource(group, path, place, found)
         scopes = _get(group, "scopeSpans") if isinstance(group, Mapping) else None
         if scopes is None and isinstance(group, Mapping):
             scopes = _get(group, "instrumentationLibrarySpans")  # before OTLP 0.15
-        for scope_path, scope in _items(scopes, f"{path}.scopeSpans", place, found):
+        for scope_path, scope in list_items(scopes, f"{path}.scopeSpans", place, found):
             spans = _get(scope, "spans") if isinstance(scope, Mapping) else None
-            for span_path, raw in _items(spans, f"{scope_path}.spans", place, found):
-                span = _flat_span(raw, resource, _at(place, span_path), found)
+            for span_path, raw in list_items(spans, f"{scope_path}.spans", place, found):
+                span = _flat_span(raw, resource, at_path(place, span_path), found)
                 if span is not None:
                     found.spans.append(span)
-    for path, group in _items(_get(data, "resourceLogs"), "resourceLogs", place, found):
+    for path, group in list_items(_get(data, "resourceLogs"), "resourceLogs", place, found):
         scopes = _get(group, "scopeLogs") if isinstance(group, Mapping) else None
-        for scope_path, scope in _items(scopes, f"{path}.scopeLogs", place, found):
+        for scope_path, scope in list_items(scopes, f"{path}.scopeLogs", place, found):
             records = _get(scope, "logRecords") if isinstance(scope, Mapping) else None
-            for log_path, raw in _items(records, f"{scope_path}.logRecords", place, found):
-                _log(raw, _at(place, log_path), found)
+            for log_path, raw in list_items(records, f"{scope_path}.logRecords", place, found):
+                _log(raw, at_path(place, log_path), found)
 
 
 def _resource(group: Any, path: str, place: Place, found: Found) -> dict[str, Any]:
     if not isinstance(group, Mapping):
-        found.problems.append((_at(place, path), f"must be an object, got {json_kind(group)}"))
+        found.problems.append((at_path(place, path), f"must be an object, got {json_kind(group)}"))
         return {}
     resource = _get(group, "resource") or {}
     problems: list[str] = []
     attributes = attributes_of(_get(resource, "attributes"), "resource.attributes", problems)
     for problem in problems:
-        found.problems.append((_at(place, path), problem))
+        found.problems.append((at_path(place, path), problem))
     return attributes
 
 
@@ -197,7 +197,7 @@ def _log(raw: Any, place: Place, found: Found) -> None:
     body = any_value(_get(raw, "body"), "body", problems) if _get(raw, "body") else None
     trace_id = _id(_get(raw, "traceId"), 16, "traceId", problems, required=False)
     span_id = _id(_get(raw, "spanId"), 8, "spanId", problems, required=False)
-    time = _nanos(_get(raw, "timeUnixNano") or _get(raw, "observedTimeUnixNano"), "time", problems)
+    time = nanos(_get(raw, "timeUnixNano") or _get(raw, "observedTimeUnixNano"), "time", problems)
     for problem in problems:
         found.problems.append((place, f"log record {name}: {problem}"))
     event = Event(name, time, attributes, body, log=True)
@@ -225,17 +225,17 @@ def _flat_span(raw: Any, resource: dict[str, Any], place: Place, found: Found) -
     parent = raw.get("parent_id") if sdk else _get(raw, "parentSpanId")
     parent_id = _id(parent, 8, "parentSpanId", problems, required=False)
     if sdk:
-        start = _nanos(raw.get("start_time"), "start_time", problems)
-        end = _nanos(raw.get("end_time"), "end_time", problems)
+        start = nanos(raw.get("start_time"), "start_time", problems)
+        end = nanos(raw.get("end_time"), "end_time", problems)
     else:
-        start = _nanos(_get(raw, "startTimeUnixNano"), "startTimeUnixNano", problems)
-        end = _nanos(_get(raw, "endTimeUnixNano"), "endTimeUnixNano", problems)
+        start = nanos(_get(raw, "startTimeUnixNano"), "startTimeUnixNano", problems)
+        end = nanos(_get(raw, "endTimeUnixNano"), "endTimeUnixNano", problems)
     if sdk and isinstance(raw.get("resource"), Mapping):
         resource = attributes_of(raw["resource"].get("attributes"), "resource", problems)
     attributes = attributes_of(raw.get("attributes"), "attributes", problems)
     events = [
         _event(item, path, problems)
-        for path, item in _items(raw.get("events"), "events", place, found)
+        for path, item in list_items(raw.get("events"), "events", place, found)
     ]
     status = raw.get("status")
     name = raw.get("name")
@@ -261,7 +261,7 @@ def _event(raw: Any, path: str, problems: list[str]) -> Event | None:
         return None
     name = raw.get("name")
     time_field = "timestamp" if "timestamp" in raw else "timeUnixNano"
-    time = _nanos(_get(raw, time_field), f"{path}.{time_field}", problems)
+    time = nanos(_get(raw, time_field), f"{path}.{time_field}", problems)
     attributes = attributes_of(raw.get("attributes"), f"{path}.attributes", problems)
     return Event(name if isinstance(name, str) else "", time, attributes)
 
@@ -365,7 +365,7 @@ def _id(raw: Any, size: int, name: str, problems: list[str], required: bool = Tr
     return None
 
 
-def _nanos(raw: Any, name: str, problems: list[str]) -> int | None:
+def nanos(raw: Any, name: str, problems: list[str]) -> int | None:
     """Nanoseconds since the epoch: an integer (or its string, as OTLP/JSON writes 64-bit
     integers) or an ISO 8601 time (the SDK's to_json)."""
     if raw is None or raw == "" or raw == 0 or raw == "0":
