@@ -108,3 +108,28 @@ def test_validate_prints_the_gaps_and_passes(tmp_path: Path) -> None:
         f"traces.jsonl:1: gap: trace {T1}, span {sid(2)} (line 1): a model call with no "
         "recorded messages (was message content capture off?)\n"
     )
+
+
+def test_a_span_with_both_conventions_is_read_by_the_one_that_recorded_messages(
+    tmp_path: Path,
+) -> None:
+    """GenAI attributes without content next to OpenInference messages (instrumentations that
+    write both): the messages are read, not reported missing."""
+    both = span(
+        T1,
+        1,
+        "ChatCompletion",
+        0,
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": "gpt-test",
+            "openinference.span.kind": "LLM",
+            "llm.input_messages.0.message.role": "user",
+            "llm.input_messages.0.message.content": "hi",
+            "llm.output_messages.0.message.role": "assistant",
+            "llm.output_messages.0.message.content": "hello",
+        },
+    )
+    record = only(write_lines(tmp_path / "t.jsonl", request(both)))
+    assert flat(record) == HELLO
+    assert record.notes == []

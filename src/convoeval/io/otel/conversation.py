@@ -81,12 +81,23 @@ _READERS = (
 
 def read_span(span: Span, problems: list[str]) -> Call | ToolRun | None:
     """A span as a model call or tool run by its convention (GenAI first, then OpenInference,
-    then MLflow's and Langfuse's own attributes)."""
+    then MLflow's and Langfuse's own attributes). A span may speak several: the first reading
+    that recorded messages wins, else the first that is a call at all (a gap)."""
+    fallback: tuple[Call | ToolRun, list[str]] | None = None
     for applies, read in _READERS:
-        if applies(span):
-            item = read(span, problems)
-            if item is not None:
-                return item
+        if not applies(span):
+            continue
+        found: list[str] = []
+        item = read(span, found)
+        if item is None:
+            continue
+        if isinstance(item, ToolRun) or item.recorded and (item.input or item.output) or found:
+            problems.extend(found)
+            return item
+        fallback = fallback or (item, found)
+    if fallback is not None:
+        problems.extend(fallback[1])
+        return fallback[0]
     return None
 
 
