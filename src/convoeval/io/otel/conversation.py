@@ -91,7 +91,7 @@ def read_span(span: Span, problems: list[str]) -> Call | ToolRun | None:
         item = read(span, found)
         if item is None:
             continue
-        if isinstance(item, ToolRun) or item.recorded and (item.input or item.output) or found:
+        if isinstance(item, ToolRun) or (item.recorded and (item.input or item.output)) or found:
             problems.extend(found)
             return item
         fallback = fallback or (item, found)
