@@ -34,7 +34,8 @@ def validate(
     field_paths: tuple[str, ...],
     max_errors: int,
 ) -> None:
-    """Check every record of DATA; print FILE:LINE: problem for each invalid one."""
+    """Check every record of DATA; print FILE:LINE: problem for each invalid one (and
+    FILE:LINE: gap: ... for what a trace conversation lacks)."""
     from convoeval.errors import ConvoevalError
     from convoeval.io import read_records
     from convoeval.io.records import UNKNOWN_LAYOUT
@@ -51,6 +52,8 @@ def validate(
     try:
         for record in records:
             total += 1
+            for note in record.notes:  # a trace conversation's gaps: valid, but said
+                click.echo(f"{record.where}: {note}", err=True)
             if record.errors:
                 invalid += 1
                 if record.errors[0].startswith(UNKNOWN_LAYOUT):

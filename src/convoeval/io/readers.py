@@ -7,20 +7,27 @@ can report every bad line. Only a file that cannot be read at all raises `DataFi
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import os
 from collections.abc import Iterator, Mapping
 from typing import IO, Any, AnyStr
 
 from convoeval.io import files, strict_json
-from convoeval.io.errors import DataError, DataFileError
+from convoeval.io.errors import DataError, DataFileError, OptionError
 from convoeval.io.files import check_readable, file_kind, open_binary, open_text
+from convoeval.io.otel import is_trace, trace_records
 from convoeval.io.records import Record, check_format, convert_parsed
 from convoeval.io.remap import Remap, make_remap
 from convoeval.io.strict_json import problems_of
 from convoeval.io.tabular import row_to_record
 from convoeval.schema.sample import MultiTurnSample
 
+#: The problem of `--format otel` given for a file that cannot hold a trace export.
+TRACES_ARE_JSON = (
+    "--format otel reads trace exports as OTLP JSON (.json) or JSON lines (.jsonl, .ndjson), "
+    "also gzipped"
+)
 #: The problem of a data file that holds no record at all.
 NO_RECORDS = "no records: the file holds no conversation (nothing to check or score)"
 #: (line or position, parsed record, problems found before conversion,
@@ -41,7 +48,9 @@ def read_records(
     first three kinds). `Record.line` is the physical line where the record starts (JSONL, CSV),
     the 1-based element index (JSON array) or the 1-based row (Parquet). JSONL, CSV and Parquet
     are streamed; a JSON array is loaded whole. Blank lines are skipped. `format` forces a layout
-    ("ragas", "openai", "deepeval") instead of detecting it per record ("auto").
+    ("ragas", "openai", "deepeval") instead of detecting it per record ("auto"); "otel" reads a
+    trace export (.json/.jsonl, detected by "auto" too), one record per conversation, whose
+    `Record.line` is where its first span is (docs/traces.md).
     `messages_field` (a dotted path to the conversation) and `fields` (sample field or
     `metadata.KEY` -> dotted path) read other layouts; see `convoeval.io.remap`.
     Raises `DataFileError` (naming the file) when the file itself cannot be read, and at the end
@@ -52,6 +61,10 @@ def read_records(
     source = os.fspath(path)
     kind, compressed = file_kind(source)
     check_readable(source)
+    if format == "otel" and kind not in ("jsonl", "json"):
+        raise DataFileError(source, TRACES_ARE_JSON)
+    if format == "otel" and options is not None:
+        raise OptionError("--messages-field and --field do not apply to --format otel")
     if kind == "jsonl":
         rows = _jsonl_rows(source, compressed)
     elif kind == "json":
@@ -95,8 +108,17 @@ def _records(
     source: str, rows: Iterator[_Row], format: str, kind: str, options: Remap | None
 ) -> Iterator[Record]:
     """Convert parsed rows into Records (problems found while parsing win); a file without a
-    single record raises `DataFileError` at the end: there is nothing to check or score."""
+    single record raises `DataFileError` at the end: there is nothing to check or score. A
+    trace export (`format="otel"`, or "auto" when its first record is one) is read whole by
+    `io.otel`, which groups its spans into conversations."""
     element = kind == "json"
+    if format in ("auto", "otel") and kind in ("jsonl", "json"):
+        first = next(rows, None)
+        if first is not None:
+            rows = itertools.chain([first], rows)
+            if format == "otel" or (not first[2] and is_trace(first[1]) and options is None):
+                yield from trace_records(source, rows, element)
+                return
     empty = True
     for line, data, problems, checked in rows:
         empty = False

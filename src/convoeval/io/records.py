@@ -25,10 +25,16 @@ from convoeval.io.strict_json import problems_of, sample_problems
 from convoeval.schema.errors import describe_errors
 from convoeval.schema.sample import MultiTurnSample
 
-Layout = Literal["ragas", "openai", "deepeval", "langchain"]
-Format = Literal["auto", "ragas", "openai", "deepeval", "langchain"]
+Layout = Literal["ragas", "openai", "deepeval", "langchain", "otel"]
+Format = Literal["auto", "ragas", "openai", "deepeval", "langchain", "otel"]
 LAYOUTS: tuple[Layout, ...] = ("ragas", "openai", "deepeval")  # writable; detected by key
-FORMATS: tuple[Format, ...] = ("auto", *LAYOUTS, "langchain")  # langchain: read only
+#: langchain and otel are read only; otel (trace exports, `io.otel`) is a whole-file format
+FORMATS: tuple[Format, ...] = ("auto", *LAYOUTS, "langchain", "otel")
+#: The problem of `format="otel"` given for one record rather than a file.
+OTEL_NEEDS_FILE = (
+    "format 'otel' reads trace export files, whose conversations are built from many spans: "
+    "give the file's path (read_records(path, format='otel'), evaluate(path, format='otel'))"
+)
 _KEY = {"ragas": "user_input", "openai": "messages", "deepeval": "turns", "langchain": "messages"}
 _NAME = {
     "ragas": "Ragas layout",
@@ -55,11 +61,19 @@ class Record:
     layout: Layout | None = None
     #: True for an element of a JSON array: `line` is then its 1-based position
     element: bool = False
+    #: Where in a .json file the record starts when that is finer than an element (a trace
+    #: export's conversation: the JSON path of its first span)
+    at: str | None = None
+    #: What a valid record lacks without being invalid (a trace conversation's gaps)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def where(self) -> str:
         """`file:line` of the record (JSONL/CSV line, Parquet row), or `file: [i]` for element i
-        (0-based) of a JSON array, whose lines say nothing about which record is meant."""
+        (0-based) of a JSON array, whose lines say nothing about which record is meant, or
+        `file: PATH` inside a .json trace export."""
+        if self.at is not None:
+            return f"{self.source}: {self.at}"
         if self.element:
             return f"{self.source}: [{self.line - 1}]"
         return f"{self.source}:{self.line}"
@@ -112,6 +126,8 @@ def convert_parsed(
     """`convert` for a record parsed by `strict_json.loads`, which refused non-standard numbers
     and duplicate keys but not every depth over the limit: unless `checked` (known to be within
     the limits), the sample's free-form values are checked after conversion."""
+    if format == "otel":
+        return None, [OTEL_NEEDS_FILE], None
     if not isinstance(data, Mapping):
         problem = f"a record must be a JSON object (one conversation), got {json_kind(data)}"
         return None, [problem], None
