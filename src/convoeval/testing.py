@@ -15,11 +15,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from convoeval._sync import run_sync
+from convoeval.judges.core.cache import JudgeCache
 from convoeval.judges.ensembles.repeat import repeat_scope
 from convoeval.judges.protocol.base import Judge
 from convoeval.metrics import Metric, MetricResult
 from convoeval.metrics._base import SampleLike, as_sample
-from convoeval.runner._plan import build_metrics, plan_judges
+from convoeval.runner._plan import JudgePlan, build_metrics, members, plan_judges
 from convoeval.runner._repeats import combine_repeats
 from convoeval.stats.repeats import bootstrap_ci, parse_gate, spread
 
@@ -97,6 +98,16 @@ def _repeated_verdict(
     return combined, None
 
 
+def _close_made(given: Judge | str | None, plan: JudgePlan) -> None:
+    """Close the answer caches of the judges this call made from specs (the caller's own judge
+    objects stay open): each call makes its own, and would otherwise leave its file open."""
+    theirs = {id(m) for m in members(given) if isinstance(m, Judge)}
+    for made in members(plan.main):
+        cache = getattr(made, "cache", None)
+        if id(made) not in theirs and isinstance(cache, JudgeCache):
+            cache.close()
+
+
 def assert_conversation(
     sample_or_case: SampleLike,
     metrics: Iterable[Metric | str] | Metric | str,
@@ -130,14 +141,19 @@ def assert_conversation(
     if repeat == 1 and mode != "mean":
         raise ValueError(f"gate={gate!r} reads the spread of repeats: give repeat=N (N > 1)")
     plan = plan_judges(chosen, judge, {})
-    if repeat == 1:
-        results = run_sync(lambda: _score_all(sample, chosen, plan.per_metric))
-        problems = [p for m, r in zip(chosen, results, strict=True) if (p := _verdict(m, r))]
-    else:
-        runs = run_sync(lambda: _score_repeats(sample, chosen, plan.per_metric, repeat))
-        verdicts = [_repeated_verdict(m, r, mode, rate) for m, r in zip(chosen, runs, strict=True)]
-        results = [combined for combined, _ in verdicts]
-        problems = [p for _, p in verdicts if p is not None]
+    try:
+        if repeat == 1:
+            results = run_sync(lambda: _score_all(sample, chosen, plan.per_metric))
+            problems = [p for m, r in zip(chosen, results, strict=True) if (p := _verdict(m, r))]
+        else:
+            runs = run_sync(lambda: _score_repeats(sample, chosen, plan.per_metric, repeat))
+            verdicts = [
+                _repeated_verdict(m, r, mode, rate) for m, r in zip(chosen, runs, strict=True)
+            ]
+            results = [combined for combined, _ in verdicts]
+            problems = [p for _, p in verdicts if p is not None]
+    finally:
+        _close_made(judge, plan)
     if problems:
         who = f" {sample.id!r}" if sample.id is not None else ""
         lines = "\n".join(f"  - {p}" for p in problems)

@@ -1,0 +1,156 @@
+"""Limits that limit (issue 32 part 3): one concurrency limit per endpoint across threads and
+event loops, the command line's judges sharing their endpoint's limit, sync calls that close
+what they open, and a structured-output downgrade that lasts for one run.
+
+Every request goes to a real socket on 127.0.0.1. A server that must show a limit being broken
+holds each request until more than the limit are in flight (so a broken limit shows at once)
+or a hold time passes (so a kept limit costs only that time per wave): a kept limit can never
+look broken, however loaded the machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from _parcel import PARCEL, parcels
+
+from convoeval import ConversationalGEval, evaluate
+from convoeval.judges import OpenAIJudge
+from convoeval.metrics.agent_goal_accuracy import AgentGoalAccuracyWithoutReference
+from convoeval.testing import assert_conversation
+
+if TYPE_CHECKING:
+    from conftest import FaultServer
+
+GOAL = "agent_goal_accuracy"
+GOOD_GOAL = {"user_goal": "find the parcel", "end_state": "found", "achieved": True, "reason": "ok"}
+GOOD_GEVAL = {"score": 8, "reason": "helpful"}
+
+
+def _answer(body: dict[str, Any]) -> dict[str, Any]:
+    """A valid answer to the goal step or the G-Eval step, by the step named in the request."""
+    text = json.dumps(body)
+    return GOOD_GEVAL if "conversational_geval" in text else GOOD_GOAL
+
+
+def _hold_until_over(server: FaultServer, limit: int, hold: float) -> None:
+    """Make `server` hold every request until more than `limit` are in flight or `hold` s pass."""
+    original = server._next
+
+    def held(body: dict[str, Any], headers: dict[str, str]) -> Any:
+        action = original(body, headers)
+        with server._changed:
+            server._changed.wait_for(lambda: server.peak > limit or server.closing.is_set(), hold)
+        return action
+
+    server._next = held  # type: ignore[method-assign]
+
+
+def test_threads_sharing_a_judge_keep_its_limit_of_one(fault_server: FaultServer) -> None:
+    fault_server.responder = _answer
+    _hold_until_over(fault_server, 1, hold=1.0)
+    judge = OpenAIJudge("m", base_url=fault_server.url, concurrency=1, cache=False)
+    metric = AgentGoalAccuracyWithoutReference(judge=judge)
+    values: list[float | None] = []
+
+    def score() -> None:
+        values.append(metric.score_sync(PARCEL).value)
+
+    threads = [threading.Thread(target=score) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert values == [1.0] * 4
+    assert fault_server.attempts == 4 and fault_server.peak == 1
+
+
+def _write(path: Path, count: int) -> Path:
+    path.write_text("".join(json.dumps(s.to_dict()) + "\n" for s in parcels(count)))
+    return path
+
+
+def _run(tmp_path: Path, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "convoeval.cli", "run", "d.jsonl", "-m", GOAL, "-q"]
+    command += ["--judge", "openai/a", "--judge", "openai/b", "--base-url", url, "--no-cache"]
+    return subprocess.run(
+        [*command, "-o", "r.jsonl", *extra],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.parametrize(("flag", "limit"), [((), 16), (("--concurrency", "3"), 3)])
+def test_cli_judges_on_one_server_share_its_limit(
+    tmp_path: Path, fault_server: FaultServer, flag: tuple[str, ...], limit: int
+) -> None:
+    # 10 records x 2 judges = 20 requests: two judges with a limit each would put 2 x limit
+    # in flight (20 with the default), above the endpoint's one limit.
+    fault_server.responder = _answer
+    _hold_until_over(fault_server, limit, hold=0.5)
+    _write(tmp_path / "d.jsonl", 10)
+    done = _run(tmp_path, fault_server.url, *flag)
+    assert done.returncode == 0, done.stderr
+    assert fault_server.attempts == 20
+    assert fault_server.peak <= limit
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/self/fd")
+def test_sync_calls_close_the_connections_they_open(
+    fault_server: FaultServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # HTTP/1.1 keeps each connection open until the client closes it (as real servers do);
+    # both ends are sockets of this process, so a connection left open counts twice.
+    fault_server._httpd.RequestHandlerClass.protocol_version = "HTTP/1.1"
+    fault_server.responder = _answer
+    monkeypatch.setenv("OPENAI_BASE_URL", fault_server.url)
+    judge = OpenAIJudge("m", cache=False)
+    goal = AgentGoalAccuracyWithoutReference(judge=judge)
+    geval = ConversationalGEval("helpful", criteria="The assistant helps.", model=judge)
+    calls = {
+        "score_sync": lambda: goal.score_sync(PARCEL),
+        "measure": lambda: geval.measure(PARCEL),
+        "asyncio.run(score)": lambda: asyncio.run(goal.score(PARCEL)),
+        "assert_conversation": lambda: assert_conversation(PARCEL, [goal], judge),
+        # a judge made from a spec by the call itself, with its answer cache (a SQLite file)
+        "assert_conversation with a spec": lambda: assert_conversation(PARCEL, [GOAL], "openai/m"),
+    }
+    for name, call in calls.items():
+        call()  # the first call loads what every later one reuses
+        fault_server.wait_until_idle()
+        before = _open_fds()
+        for _ in range(20):
+            call()
+        fault_server.wait_until_idle()
+        grown = _open_fds() - before
+        assert grown <= 4, f"20 {name} calls left {grown} more file descriptors open"
+
+
+def test_a_format_downgrade_lasts_for_the_run_only(fault_server: FaultServer) -> None:
+    fault_server.error(400, "response_format json_schema is not supported by this server")
+    fault_server.reply(GOOD_GOAL)
+    options: dict[str, Any] = {"base_url": fault_server.url, "cache": False}
+    first = evaluate([PARCEL], [GOAL], "openai/m", show_progress=False, **options)
+    assert first.failed() == 0
+    modes = [b.get("response_format", {}).get("type") for b in fault_server.bodies]
+    assert modes == ["json_schema", "json_object"]
+
+    # The server now takes json_schema: a new run asks with it again.
+    fault_server.responder = _answer
+    second = evaluate([PARCEL], [GOAL], "openai/m", show_progress=False, **options)
+    assert second.failed() == 0
+    assert fault_server.bodies[2]["response_format"]["type"] == "json_schema"
