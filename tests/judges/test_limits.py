@@ -23,16 +23,19 @@ import pytest
 from _parcel import PARCEL, parcels
 
 from convoeval import ConversationalGEval, evaluate
-from convoeval.judges import OpenAIJudge
+from convoeval.judges import FakeJudge, OpenAIJudge, Step
+from convoeval.judges.core.backend import BackendFailure, Failure
+from convoeval.judges.core.endpoints import LEARNED_TTL_S, EndpointRegistry, run_scope
 from convoeval.metrics.agent_goal_accuracy import AgentGoalAccuracyWithoutReference
 from convoeval.testing import assert_conversation
 
 if TYPE_CHECKING:
-    from conftest import FaultServer
+    from conftest import FakeTime, FaultServer, Verdict
 
 GOAL = "agent_goal_accuracy"
 GOOD_GOAL = {"user_goal": "find the parcel", "end_state": "found", "achieved": True, "reason": "ok"}
 GOOD_GEVAL = {"score": 8, "reason": "helpful"}
+STATEMENT = {"verdict": True, "label": "yes"}
 
 
 def _answer(body: dict[str, Any]) -> dict[str, Any]:
@@ -154,3 +157,24 @@ def test_a_format_downgrade_lasts_for_the_run_only(fault_server: FaultServer) ->
     second = evaluate([PARCEL], [GOAL], "openai/m", show_progress=False, **options)
     assert second.failed() == 0
     assert fault_server.bodies[2]["response_format"]["type"] == "json_schema"
+
+
+async def test_a_lesson_lasts_for_its_run_and_ten_minutes_outside_one(
+    verdict_step: Step[Verdict], fake_time: FakeTime
+) -> None:
+    registry = EndpointRegistry(clock=fake_time.clock)
+    refused = BackendFailure(Failure.FORMAT_REJECTED, "HTTP 400: json_schema unsupported")
+    judge = FakeJudge({"statement_check": [refused, STATEMENT] * 3}, registry=registry)
+    with run_scope():  # learned in a run: every later request of the run, no other run
+        await judge.run(verdict_step, {"statement": "a"})
+        assert registry.mode("fake:fake", "fake") == "json_object"
+    assert registry.mode("fake:fake", "fake") == "json_schema"
+    with run_scope():
+        assert registry.mode("fake:fake", "fake") == "json_schema"
+
+    await judge.run(verdict_step, {"statement": "b"})  # outside a run: for LEARNED_TTL_S
+    fake_time.now += LEARNED_TTL_S - 1
+    assert registry.mode("fake:fake", "fake") == "json_object"
+    fake_time.now += 1
+    assert registry.mode("fake:fake", "fake") == "json_schema"
+    assert LEARNED_TTL_S == 600  # the ten minutes docs/judges.md states

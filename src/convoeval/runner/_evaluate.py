@@ -21,6 +21,7 @@ from typing import Any, TypedDict, Unpack
 from convoeval._sync import run_sync
 from convoeval._version import VERSION
 from convoeval.errors import UsageError
+from convoeval.judges.core.endpoints import run_scope
 from convoeval.metrics import Metric
 from convoeval.rows.files import META_FORMAT, iter_rows, meta_path, write_meta
 from convoeval.rows.row import ResultRow, RunMeta
@@ -177,7 +178,8 @@ async def aevaluate(
         },
     )
     try:
-        return await _evaluate(source, metrics, judge, options, engine)
+        with run_scope():  # what the judges learn about endpoints lasts for this run
+            return await _evaluate(source, metrics, judge, options, engine)
     finally:
         source.close()
 
