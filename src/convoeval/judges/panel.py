@@ -3,12 +3,13 @@
 One judge's verdicts carry its own biases; a panel of different models (or the offline judge
 and LLM judges) votes them down. Every step is asked of every member at once, each member with
 its own cache, limits, retries and samples; the answers are combined by the very vote of
-repeated samples (judges/ensembles/samples.py: majority per voted field and per verdict, ties to the
-earliest member in the order given, a median or the most common answer where nothing is voted),
-so `--judge A --judge B` and `samples=N` decide alike. A member that fails is left out of the
-vote; the step fails when fewer than a majority of the members answered. A member that cannot
-answer a kind of step at all (`StepUnsupported`) makes the step unsupported for the panel: a
-panel answers only what every member can.
+repeated samples (judges/ensembles/samples.py: majority per voted field and per verdict, a median
+or the most common answer where nothing is voted), so `--judge A --judge B` and `samples=N`
+decide alike. A tie (two members that disagree) goes to the first member, the chair, and is
+recorded as a tie (`PanelVote.ties`; docs/judges.md says why). A member that fails is left out
+of the vote; the step fails when fewer than a majority of the members answered. A member that
+cannot answer a kind of step at all (`StepUnsupported`) makes the step unsupported for the
+panel: a panel answers only what every member can.
 
 What each member said on every voted field is kept (`PanelVote.ratings`), so a run can report
 how far the judges agree (Fleiss' kappa, stats/panels.py).
@@ -43,7 +44,7 @@ __all__ = ["JudgePanel"]
 
 class JudgePanel:
     """A judge made of other judges (at least two; specs such as "openai/MODEL" are resolved
-    with `resolve_judge` defaults). `members` keep their order: it breaks ties. Each member is
+    with `resolve_judge` defaults). `members` keep their order: the first breaks ties. Each is
     labelled by its name (`#2`, `#3` appended to repeated names); labels key the per-member
     answers in a metric's details (`judge_panel`)."""
 
@@ -115,7 +116,7 @@ class JudgePanel:
             for label, r in zip(self.labels, outputs, strict=True)
         ]
         try:
-            output, confidence = vote(step, inputs, named, voters="panel members")
+            output, confidence, ties = vote(step, inputs, named, voters="panel members")
         except JudgeError as exc:
             exc.usage = spent
             raise
@@ -126,6 +127,7 @@ class JudgePanel:
             confidence=confidence,
             ratings=ratings(step, outputs),
             samples=samples,
+            ties=ties,
         )
         return Answer(output=output, usage=spent, panel=record)
 
