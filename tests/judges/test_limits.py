@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -23,10 +24,11 @@ import pytest
 from _parcel import PARCEL, parcels
 
 from convoeval import ConversationalGEval, evaluate
-from convoeval.judges import FakeJudge, OpenAIJudge, Step
+from convoeval.judges import FakeJudge, JudgePanel, OpenAIJudge, Step
 from convoeval.judges.core.backend import BackendFailure, Failure
 from convoeval.judges.core.endpoints import LEARNED_TTL_S, EndpointRegistry, run_scope
 from convoeval.metrics.agent_goal_accuracy import AgentGoalAccuracyWithoutReference
+from convoeval.runner import JudgeUnreachableError
 from convoeval.testing import assert_conversation
 
 if TYPE_CHECKING:
@@ -178,3 +180,35 @@ async def test_a_lesson_lasts_for_its_run_and_ten_minutes_outside_one(
     fake_time.now += 1
     assert registry.mode("fake:fake", "fake") == "json_schema"
     assert LEARNED_TTL_S == 600  # the ten minutes docs/judges.md states
+
+
+def _closed_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def test_a_panel_scores_with_the_members_it_can_reach(
+    tmp_path: Path, fault_server: FaultServer
+) -> None:
+    fault_server.responder = _answer
+    closed = _closed_url()
+    members = [OpenAIJudge(m, base_url=fault_server.url, cache=False) for m in ("a", "b")]
+    panel = JudgePanel([*members, OpenAIJudge("c", base_url=closed, cache=False)])
+    out = tmp_path / "r.jsonl"
+    result = evaluate(parcels(2), [GOAL], panel, output=out, show_progress=False)
+    assert result.failed() == 0 and fault_server.attempts == 4  # a and b, for each record
+    for row in result.rows():
+        assert row["scores"][GOAL] == 1.0
+        [record] = row["details"][GOAL]["judge_panel"]
+        assert record["left_out"] == ["openai/c"] and record["answered"] == 2
+        assert f"left out of the panel: cannot reach {closed}" in record["errors"]["openai/c"]
+    meta = json.loads((tmp_path / "r.jsonl.meta.json").read_text())
+    assert list(meta["panel_left_out"]) == ["openai/c"]
+
+    # Two of three unreachable leave no majority: nothing is scored.
+    alone = JudgePanel([members[0], *(OpenAIJudge(m, base_url=closed) for m in ("c", "d"))])
+    with pytest.raises(JudgeUnreachableError, match="only 1 of its 3 members can be reached"):
+        evaluate(parcels(1), [GOAL], alone, output=tmp_path / "none.jsonl", show_progress=False)
+    assert fault_server.attempts == 4

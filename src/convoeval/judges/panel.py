@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -46,9 +46,12 @@ class JudgePanel:
     """A judge made of other judges (at least two; specs such as "openai/MODEL" are resolved
     with `resolve_judge` defaults). `members` keep their order: the first breaks ties. Each is
     labelled by its name (`#2`, `#3` appended to repeated names); labels key the per-member
-    answers in a metric's details (`judge_panel`)."""
+    answers in a metric's details (`judge_panel`). `left_out` (label: why) names members
+    that are not asked (see `leave_out`)."""
 
-    def __init__(self, members: Sequence[Judge | str]) -> None:
+    def __init__(
+        self, members: Sequence[Judge | str], *, left_out: Mapping[str, str] | None = None
+    ) -> None:
         if isinstance(members, str) or len(members) < 2:
             raise JudgeConfigError(
                 "a judge panel needs at least two judges (one judge is used as it is)"
@@ -56,6 +59,18 @@ class JudgePanel:
         self.members: list[Judge] = [resolve_one(m) for m in members]
         self.labels = _labels([str(getattr(m, "name", "judge")) for m in self.members])
         self.name = f"panel({', '.join(self.labels)})"
+        #: The members left out of every vote, by label, with why (e.g. unreachable at start).
+        self.left_out: dict[str, str] = {}
+        self.leave_out(left_out or {})
+
+    def leave_out(self, reasons: Mapping[str, str]) -> None:
+        """Ask only the members not labelled in `reasons` from now on (an empty mapping asks
+        every member again); each one left out counts as a failed member of every vote, so the
+        quorum stays a majority of all the members, and its `why` is in the details."""
+        unknown = sorted(set(reasons) - set(self.labels))
+        if unknown:
+            raise JudgeConfigError(f"{self.name} has no member {unknown[0]!r}")
+        self.left_out = dict(reasons)
 
     def __repr__(self) -> str:
         return f"JudgePanel({self.labels!r})"
@@ -85,7 +100,12 @@ class JudgePanel:
         `JudgeError`'s) is the sum of what the members spent on this step.
         """
         results = await asyncio.gather(
-            *(member.run(step, inputs, usage=usage) for member in self.members),
+            *(
+                _absent(step, why)
+                if (why := self.left_out.get(label)) is not None
+                else member.run(step, inputs, usage=usage)
+                for label, member in zip(self.labels, self.members, strict=True)
+            ),
             return_exceptions=True,
         )
         spent = Usage()
@@ -128,8 +148,14 @@ class JudgePanel:
             ratings=ratings(step, outputs),
             samples=samples,
             ties=ties,
+            left_out=[label for label in self.labels if label in self.left_out],
         )
         return Answer(output=output, usage=spent, panel=record)
+
+
+async def _absent(step: Step[Any], why: str) -> Answer[Any]:
+    """What a member left out of the panel answers: a failure saying why."""
+    raise JudgeError(step.name, f"left out of the panel: {why}")
 
 
 def _dumped(result: BaseModel | JudgeError) -> dict[str, Any] | None:

@@ -106,6 +106,8 @@ class PanelVote:
     samples: dict[int, SampleVote] = field(default_factory=dict)
     #: The verdicts (keys of `confidence`) whose vote was a tie.
     ties: list[str] = field(default_factory=list)
+    #: The members left out of the panel (not asked; their errors say why).
+    left_out: list[str] = field(default_factory=list)
 
     def as_dict(self, step: str) -> dict[str, Any]:
         """A JSON-ready record for a metric's details (`judge_panel`), members by label."""
@@ -118,6 +120,7 @@ class PanelVote:
             "ties": list(self.ties),
             "answers": dict(zip(self.members, self.answers, strict=True)),
             "errors": {self.members[i]: message for i, message in self.errors.items()},
+            **({"left_out": list(self.left_out)} if self.left_out else {}),
             "ratings": self.ratings,
             **(
                 {"samples": {self.members[i]: v.as_dict(step) for i, v in self.samples.items()}}
