@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -21,6 +22,8 @@ from convoeval.judges.protocol.base import Judge
 from convoeval.metrics import Metric, MetricResult
 from convoeval.metrics._base import SampleLike, as_sample
 from convoeval.runner._plan import JudgePlan, build_metrics, members, plan_judges
+from convoeval.runner._reach import JudgeUnreachableError
+from convoeval.runner._reach_judges import ReachCache, check_judges
 from convoeval.runner._repeats import combine_repeats
 from convoeval.stats.repeats import bootstrap_ci, parse_gate, spread
 
@@ -43,6 +46,23 @@ def _verdict(metric: Metric, result: MetricResult) -> str | None:
             f"reason: {result.reason}"
         )
     return None
+
+
+def session_reach_cache() -> ReachCache | None:
+    """The judge endpoints this pytest session checked (None outside a session): the plugin
+    holds it, so each endpoint is checked once per session. Read from the plugin only when
+    pytest has loaded it (this module never imports pytest)."""
+    plugin = sys.modules.get("convoeval.pytest_plugin")
+    cache: ReachCache | None = getattr(plugin, "reach_cache", None)
+    return cache
+
+
+async def check_reachable_once(judges: Sequence[Judge]) -> None:
+    """Check the judges' endpoints reachable, as a run does before scoring (a panel leaves out
+    the members it cannot reach while the others form a majority): once per endpoint in a pytest
+    session, else at every call. Raises `JudgeUnreachableError` at once, where scoring would
+    wait out every step's retry budget before failing."""
+    await check_judges(judges, session_reach_cache())
 
 
 async def _score_all(
@@ -122,6 +142,8 @@ def assert_conversation(
     A metric passes when it scored at or above its threshold (a metric without a threshold
     passes whenever it scored). Unscored and failed results count as failing, with the reason.
     Returns the results by metric name when all pass. Names get `thresholds[name]` if given.
+    An LLM judge that cannot be reached raises `JudgeUnreachableError` before anything is
+    scored (its endpoint checked once per pytest session).
 
     `repeat=N` scores the conversation N times with fresh judge samples; the result is the
     mean, its details hold the spread under `repeats`, and `gate` says what must reach the
@@ -142,6 +164,10 @@ def assert_conversation(
         raise ValueError(f"gate={gate!r} reads the spread of repeats: give repeat=N (N > 1)")
     plan = plan_judges(chosen, judge, {})
     try:
+        try:
+            run_sync(lambda: check_reachable_once(plan.judges(chosen)))
+        except JudgeUnreachableError as exc:  # raised here: the test's line, then why
+            raise JudgeUnreachableError(str(exc)) from None
         if repeat == 1:
             results = run_sync(lambda: _score_all(sample, chosen, plan.per_metric))
             problems = [p for m, r in zip(chosen, results, strict=True) if (p := _verdict(m, r))]
