@@ -25,7 +25,7 @@ ALLOWED: dict[str, set[str]] = {
     "judges.protocol": {"errors"},
     "judges.ensembles": {"judges.protocol", "errors"},
     "judges.core": {"judges.ensembles", "judges.protocol", "errors"},
-    "judges.openai": {"judges.core", "judges.protocol", "errors"},
+    "judges.openai": {"judges.core", "judges.protocol", "errors", "_sync"},
     "judges.offline": {"judges.protocol", "errors"},
     "judges": {
         "judges.openai",

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import Any
 
 import convoeval
 from convoeval import evaluate
@@ -73,7 +74,7 @@ def test_readme_pytest_example_runs_as_written(tmp_path: Path) -> None:
     assert done.returncode == 1
 
 
-def test_judge_option_marker_form_and_argname(tmp_path: Path) -> None:
+def test_judge_option_marker_form_and_argname(tmp_path: Path, fault_server: Any) -> None:
     data = tmp_path / "chats.jsonl"
     data.write_text(
         json.dumps(
@@ -106,7 +107,7 @@ def test_judge_option_marker_form_and_argname(tmp_path: Path) -> None:
         "openai/some-model",
         "test_judge.py",
         OPENAI_API_KEY="sk-test-not-sent",
-        OPENAI_BASE_URL="http://127.0.0.1:9/v1",
+        OPENAI_BASE_URL=fault_server.url,  # the session's judge must be reachable
     )
     assert chosen.returncode == 0, chosen.stdout + chosen.stderr
     assert "JUDGE OpenAIJudge" in chosen.stdout

@@ -8,7 +8,10 @@ It runs a test once per conversation of a data file and gives it the session's j
   up next to the test file, then from the rootdir, then from where pytest runs; an invalid record
   is a collection error listing `FILE:LINE: problem`.
 - the `convoeval_judge` fixture: one judge for the session, the offline one unless
-  `--convoeval-judge SPEC` (or the ini option `convoeval_judge`) names another.
+  `--convoeval-judge SPEC` (or the ini option `convoeval_judge`) names another. An LLM judge's
+  endpoint is checked reachable once per session, as `convoeval run` does before scoring: with
+  the judge down, every test using it errors at once, saying so, instead of each one waiting
+  out the judge's retry budget (`assert_conversation` checks its judges the same way).
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ if TYPE_CHECKING:
     from convoeval.judges.protocol.base import Judge
 
 MARKER = "convoeval_cases"
+#: The judge endpoints this session checked, and what each gave (None outside a session), read
+#: by `convoeval.testing`: each endpoint is checked once per session.
+reach_cache: dict[str, Any] | None = None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -39,6 +45,18 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{MARKER}(path, argname='conversation', format='auto'): run the test once per "
         "conversation of a data file",
     )
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Start the session's record of the judge endpoints checked."""
+    global reach_cache
+    reach_cache = {}
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Forget it: a later session checks again."""
+    global reach_cache
+    reach_cache = None
 
 
 def _data_path(metafunc: pytest.Metafunc, given: str | Path) -> Path:
@@ -82,11 +100,24 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(scope="session")
 def convoeval_judge(request: pytest.FixtureRequest) -> Judge:
-    """The judge of this test session (`--convoeval-judge`, default offline), resolved once."""
-    from convoeval.judges import resolve_judge
+    """The judge of this test session (`--convoeval-judge`, default offline), resolved once and
+    checked reachable (a failure is kept: every test using the fixture errors with it)."""
+    from convoeval._sync import run_sync
+    from convoeval.judges import Judge, resolve_judge
+    from convoeval.runner import JudgeUnreachableError
+    from convoeval.runner._plan import members
+    from convoeval.runner._reach_judges import check_judges
 
     spec = request.config.getoption("convoeval_judge") or request.config.getini("convoeval_judge")
-    return resolve_judge(str(spec or "offline"))
+    judge = resolve_judge(str(spec or "offline"))
+    everyone = [judge, *(m for m in members(judge) if isinstance(m, Judge) and m is not judge)]
+    try:
+        run_sync(lambda: check_judges(everyone, reach_cache))
+    except JudgeUnreachableError as exc:
+        problem = str(exc)
+    else:
+        return judge
+    pytest.fail(f"convoeval: the session's judge cannot be reached: {problem}", pytrace=False)
 
 
 def cases_marker(path: str | Path, argname: str = "conversation", format: str = "auto") -> Any:

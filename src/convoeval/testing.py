@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from convoeval._sync import run_sync
+from convoeval.judges.core.cache import JudgeCache
 from convoeval.judges.ensembles.repeat import repeat_scope
 from convoeval.judges.protocol.base import Judge
 from convoeval.metrics import Metric, MetricResult
 from convoeval.metrics._base import SampleLike, as_sample
-from convoeval.runner._plan import build_metrics, plan_judges
+from convoeval.runner._plan import JudgePlan, build_metrics, members, plan_judges
+from convoeval.runner._reach import JudgeUnreachableError
+from convoeval.runner._reach_judges import ReachCache, check_judges
 from convoeval.runner._repeats import combine_repeats
 from convoeval.stats.repeats import bootstrap_ci, parse_gate, spread
 
@@ -42,6 +46,23 @@ def _verdict(metric: Metric, result: MetricResult) -> str | None:
             f"reason: {result.reason}"
         )
     return None
+
+
+def session_reach_cache() -> ReachCache | None:
+    """The judge endpoints this pytest session checked (None outside a session): the plugin
+    holds it, so each endpoint is checked once per session. Read from the plugin only when
+    pytest has loaded it (this module never imports pytest)."""
+    plugin = sys.modules.get("convoeval.pytest_plugin")
+    cache: ReachCache | None = getattr(plugin, "reach_cache", None)
+    return cache
+
+
+async def check_reachable_once(judges: Sequence[Judge]) -> None:
+    """Check the judges' endpoints reachable, as a run does before scoring (a panel leaves out
+    the members it cannot reach while the others form a majority): once per endpoint in a pytest
+    session, else at every call. Raises `JudgeUnreachableError` at once, where scoring would
+    wait out every step's retry budget before failing."""
+    await check_judges(judges, session_reach_cache())
 
 
 async def _score_all(
@@ -97,6 +118,16 @@ def _repeated_verdict(
     return combined, None
 
 
+def _close_made(given: Judge | str | None, plan: JudgePlan) -> None:
+    """Close the answer caches of the judges this call made from specs (the caller's own judge
+    objects stay open): each call makes its own, and would otherwise leave its file open."""
+    theirs = {id(m) for m in members(given) if isinstance(m, Judge)}
+    for made in members(plan.main):
+        cache = getattr(made, "cache", None)
+        if id(made) not in theirs and isinstance(cache, JudgeCache):
+            cache.close()
+
+
 def assert_conversation(
     sample_or_case: SampleLike,
     metrics: Iterable[Metric | str] | Metric | str,
@@ -111,6 +142,8 @@ def assert_conversation(
     A metric passes when it scored at or above its threshold (a metric without a threshold
     passes whenever it scored). Unscored and failed results count as failing, with the reason.
     Returns the results by metric name when all pass. Names get `thresholds[name]` if given.
+    An LLM judge that cannot be reached raises `JudgeUnreachableError` before anything is
+    scored (its endpoint checked once per pytest session).
 
     `repeat=N` scores the conversation N times with fresh judge samples; the result is the
     mean, its details hold the spread under `repeats`, and `gate` says what must reach the
@@ -130,14 +163,23 @@ def assert_conversation(
     if repeat == 1 and mode != "mean":
         raise ValueError(f"gate={gate!r} reads the spread of repeats: give repeat=N (N > 1)")
     plan = plan_judges(chosen, judge, {})
-    if repeat == 1:
-        results = run_sync(lambda: _score_all(sample, chosen, plan.per_metric))
-        problems = [p for m, r in zip(chosen, results, strict=True) if (p := _verdict(m, r))]
-    else:
-        runs = run_sync(lambda: _score_repeats(sample, chosen, plan.per_metric, repeat))
-        verdicts = [_repeated_verdict(m, r, mode, rate) for m, r in zip(chosen, runs, strict=True)]
-        results = [combined for combined, _ in verdicts]
-        problems = [p for _, p in verdicts if p is not None]
+    try:
+        try:
+            run_sync(lambda: check_reachable_once(plan.judges(chosen)))
+        except JudgeUnreachableError as exc:  # raised here: the test's line, then why
+            raise JudgeUnreachableError(str(exc)) from None
+        if repeat == 1:
+            results = run_sync(lambda: _score_all(sample, chosen, plan.per_metric))
+            problems = [p for m, r in zip(chosen, results, strict=True) if (p := _verdict(m, r))]
+        else:
+            runs = run_sync(lambda: _score_repeats(sample, chosen, plan.per_metric, repeat))
+            verdicts = [
+                _repeated_verdict(m, r, mode, rate) for m, r in zip(chosen, runs, strict=True)
+            ]
+            results = [combined for combined, _ in verdicts]
+            problems = [p for _, p in verdicts if p is not None]
+    finally:
+        _close_made(judge, plan)
     if problems:
         who = f" {sample.id!r}" if sample.id is not None else ""
         lines = "\n".join(f"  - {p}" for p in problems)

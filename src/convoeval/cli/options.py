@@ -1,7 +1,8 @@
 """The options the commands share, in one place: how DATA is read (`--format`, `--messages-field`,
 `--field`), `--trials`, the judge options and the engine options as one decorator each, and the
 parsing click cannot do alone: `METRIC=X` pairs, `--field NAME=PATH`, `--reference-topics T ...`
-(several values, or `@FILE`), the default name of the results file.
+(several values, or `@FILE`), the default name of the results file, and `--concurrency` as
+the limit of each endpoint.
 """
 
 from __future__ import annotations
@@ -222,9 +223,10 @@ _JUDGE_DECORATORS = [
     click.option(
         "--concurrency",
         type=click.IntRange(min=1),
-        default=16,
-        show_default=True,
-        help="Concurrent judge requests per endpoint.",
+        default=None,
+        metavar="N",
+        help="Concurrent judge requests per endpoint, shared by the judges on it "
+        "(default: 16 per endpoint).",
     ),
     click.option("--no-cache", is_flag=True, help="Do not use the judge answer cache."),
     click.option(
@@ -235,6 +237,17 @@ _JUDGE_DECORATORS = [
         "(docs/scale.md).",
     ),
 ]
+
+
+def share_endpoint_limit(judge: Any, limit: int) -> None:
+    """`--concurrency N`: the limit of each endpoint the judge (or each panel member) asks,
+    shared by every judge there; judges on one server never add their limits up."""
+    from convoeval.runner._plan import members
+
+    for one in members(judge):
+        endpoint, registry = getattr(one, "endpoint", None), getattr(one, "registry", None)
+        if isinstance(endpoint, str) and registry is not None:
+            registry.shared_limiter(endpoint).limit = limit
 
 
 def JUDGE_OPTIONS(command: F) -> F:

@@ -22,6 +22,7 @@ from convoeval.cli.options import (
     gate_mode,
     pairs,
     reading_options,
+    share_endpoint_limit,
 )
 from convoeval.cli.output import (
     EXIT_FAIL_UNDER,
@@ -131,7 +132,7 @@ def run(
     reference_topics: tuple[str, ...],
     output: Path | None,
     report_path: Path | None,
-    concurrency: int,
+    concurrency: int | None,
     no_cache: bool,
     batch: bool,
     thresholds: tuple[str, ...],
@@ -179,7 +180,6 @@ def run(
             list(judge),
             base_url=base_url,
             api_key=api_key,
-            concurrency=concurrency,
             cache=False if no_cache else None,
             timeout=timeout,
             retry_budget=retry_budget,
@@ -187,6 +187,8 @@ def run(
             samples=judge_samples,
             batch=batch or None,
         )
+        if concurrency is not None:
+            share_endpoint_limit(chosen, concurrency)
         if report_path is not None:
             check_writable(report_path, "report")
         if trials is not None:

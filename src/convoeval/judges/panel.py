@@ -3,12 +3,13 @@
 One judge's verdicts carry its own biases; a panel of different models (or the offline judge
 and LLM judges) votes them down. Every step is asked of every member at once, each member with
 its own cache, limits, retries and samples; the answers are combined by the very vote of
-repeated samples (judges/ensembles/samples.py: majority per voted field and per verdict, ties to the
-earliest member in the order given, a median or the most common answer where nothing is voted),
-so `--judge A --judge B` and `samples=N` decide alike. A member that fails is left out of the
-vote; the step fails when fewer than a majority of the members answered. A member that cannot
-answer a kind of step at all (`StepUnsupported`) makes the step unsupported for the panel: a
-panel answers only what every member can.
+repeated samples (judges/ensembles/samples.py: majority per voted field and per verdict, a median
+or the most common answer where nothing is voted), so `--judge A --judge B` and `samples=N`
+decide alike. A tie (two members that disagree) goes to the first member, the chair, and is
+recorded as a tie (`PanelVote.ties`; docs/judges.md says why). A member that fails is left out
+of the vote; the step fails when fewer than a majority of the members answered. A member that
+cannot answer a kind of step at all (`StepUnsupported`) makes the step unsupported for the
+panel: a panel answers only what every member can.
 
 What each member said on every voted field is kept (`PanelVote.ratings`), so a run can report
 how far the judges agree (Fleiss' kappa, stats/panels.py).
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -43,11 +44,14 @@ __all__ = ["JudgePanel"]
 
 class JudgePanel:
     """A judge made of other judges (at least two; specs such as "openai/MODEL" are resolved
-    with `resolve_judge` defaults). `members` keep their order: it breaks ties. Each member is
+    with `resolve_judge` defaults). `members` keep their order: the first breaks ties. Each is
     labelled by its name (`#2`, `#3` appended to repeated names); labels key the per-member
-    answers in a metric's details (`judge_panel`)."""
+    answers in a metric's details (`judge_panel`). `left_out` (label: why) names members
+    that are not asked (see `leave_out`)."""
 
-    def __init__(self, members: Sequence[Judge | str]) -> None:
+    def __init__(
+        self, members: Sequence[Judge | str], *, left_out: Mapping[str, str] | None = None
+    ) -> None:
         if isinstance(members, str) or len(members) < 2:
             raise JudgeConfigError(
                 "a judge panel needs at least two judges (one judge is used as it is)"
@@ -55,6 +59,18 @@ class JudgePanel:
         self.members: list[Judge] = [resolve_one(m) for m in members]
         self.labels = _labels([str(getattr(m, "name", "judge")) for m in self.members])
         self.name = f"panel({', '.join(self.labels)})"
+        #: The members left out of every vote, by label, with why (e.g. unreachable at start).
+        self.left_out: dict[str, str] = {}
+        self.leave_out(left_out or {})
+
+    def leave_out(self, reasons: Mapping[str, str]) -> None:
+        """Ask only the members not labelled in `reasons` from now on (an empty mapping asks
+        every member again); each one left out counts as a failed member of every vote, so the
+        quorum stays a majority of all the members, and its `why` is in the details."""
+        unknown = sorted(set(reasons) - set(self.labels))
+        if unknown:
+            raise JudgeConfigError(f"{self.name} has no member {unknown[0]!r}")
+        self.left_out = dict(reasons)
 
     def __repr__(self) -> str:
         return f"JudgePanel({self.labels!r})"
@@ -84,7 +100,12 @@ class JudgePanel:
         `JudgeError`'s) is the sum of what the members spent on this step.
         """
         results = await asyncio.gather(
-            *(member.run(step, inputs, usage=usage) for member in self.members),
+            *(
+                _absent(step, why)
+                if (why := self.left_out.get(label)) is not None
+                else member.run(step, inputs, usage=usage)
+                for label, member in zip(self.labels, self.members, strict=True)
+            ),
             return_exceptions=True,
         )
         spent = Usage()
@@ -115,7 +136,7 @@ class JudgePanel:
             for label, r in zip(self.labels, outputs, strict=True)
         ]
         try:
-            output, confidence = vote(step, inputs, named, voters="panel members")
+            output, confidence, ties = vote(step, inputs, named, voters="panel members")
         except JudgeError as exc:
             exc.usage = spent
             raise
@@ -126,8 +147,15 @@ class JudgePanel:
             confidence=confidence,
             ratings=ratings(step, outputs),
             samples=samples,
+            ties=ties,
+            left_out=[label for label in self.labels if label in self.left_out],
         )
         return Answer(output=output, usage=spent, panel=record)
+
+
+async def _absent(step: Step[Any], why: str) -> Answer[Any]:
+    """What a member left out of the panel answers: a failure saying why."""
+    raise JudgeError(step.name, f"left out of the panel: {why}")
 
 
 def _dumped(result: BaseModel | JudgeError) -> dict[str, Any] | None:

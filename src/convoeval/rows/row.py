@@ -136,6 +136,8 @@ class RunMeta(TypedDict):
     resumed: NotRequired[str]
     #: Per metric scored by a judge panel: Fleiss' kappa between its members (when completed).
     panel_agreement: NotRequired[dict[str, dict[str, Any]]]
+    #: Judge panel members this run left out (unreachable when it started), by label: why.
+    panel_left_out: NotRequired[dict[str, str]]
     #: Batch API batches of the run (judges/openai/batch.py): id, input file, requests, status.
     batches: NotRequired[list[dict[str, Any]]]
     rows: str

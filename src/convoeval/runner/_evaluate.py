@@ -21,6 +21,7 @@ from typing import Any, TypedDict, Unpack
 from convoeval._sync import run_sync
 from convoeval._version import VERSION
 from convoeval.errors import UsageError
+from convoeval.judges.core.endpoints import run_scope
 from convoeval.metrics import Metric
 from convoeval.rows.files import META_FORMAT, iter_rows, meta_path, write_meta
 from convoeval.rows.row import ResultRow, RunMeta
@@ -36,7 +37,7 @@ from convoeval.runner._plan import (
     offline_member,
     plan_judges,
 )
-from convoeval.runner._reach import check_reachable
+from convoeval.runner._reach_judges import check_judges
 from convoeval.runner._repeats import score_repeated
 from convoeval.runner._resume import RowPlan, now, prepare
 from convoeval.runner._schedule import score_record
@@ -177,7 +178,8 @@ async def aevaluate(
         },
     )
     try:
-        return await _evaluate(source, metrics, judge, options, engine)
+        with run_scope():  # what the judges learn about endpoints lasts for this run
+            return await _evaluate(source, metrics, judge, options, engine)
     finally:
         source.close()
 
@@ -247,7 +249,10 @@ async def _evaluate(
             batching = _batch_run.batching(plan.judges(chosen))
             _batch_run.track(batching, path, meta, options.get("show_progress", True), write_meta)
             if rows.to_score(scan.valid):  # a batch server is reached when a batch is sent
-                await check_reachable([j for j in plan.judges(chosen) if j not in batching])
+                left = await check_judges([j for j in plan.judges(chosen) if j not in batching])
+                if left:  # a panel scores with the members it can reach
+                    meta["panel_left_out"] = left
+                    write_meta(path, meta)
             shown = options.get("progress") or make_progress(options.get("show_progress", True))
             shown.start(scan.valid, rows.kept)
 

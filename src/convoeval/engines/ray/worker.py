@@ -26,7 +26,7 @@ from convoeval.runner._repeats import score_repeated
 from convoeval.runner._schedule import score_record
 
 #: A judge as a worker rebuilds it: ("offline",), ("openai", OpenAIRecipe, the key of its limit
-#: in the shares), ("panel", [recipes]) or ("object", judge).
+#: in the shares), ("panel", [recipes], its members left out) or ("object", judge).
 Recipe = tuple[Any, ...]
 
 
@@ -36,7 +36,7 @@ def recipe(judge: Judge | None, limits: dict[str, int]) -> Recipe | None:
     if judge is None:
         return None
     if isinstance(judge, JudgePanel):
-        return ("panel", [recipe(m, limits) for m in judge.members])
+        return ("panel", [recipe(m, limits) for m in judge.members], dict(judge.left_out))
     if is_offline(judge):
         return ("offline",)
     if isinstance(judge, OpenAIJudge):
@@ -69,7 +69,7 @@ def build(recipe_: Recipe | None, share: dict[str, int], registry: EndpointRegis
         threads = max(1, int(os.environ.get("OMP_NUM_THREADS") or 1))  # Ray sets it to num_cpus
         return OfflineJudge(OfflineKit(Embedder(threads=threads)))
     if kind == "panel":
-        return JudgePanel([build(r, share, registry) for r in recipe_[1]])
+        return JudgePanel([build(r, share, registry) for r in recipe_[1]], left_out=recipe_[2])
     if kind == "openai":
         made: OpenAIRecipe = recipe_[1]
         return OpenAIJudge.from_recipe(made, registry, share[recipe_[2]])

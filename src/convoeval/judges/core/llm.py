@@ -305,7 +305,7 @@ class LLMJudge:
             except BackendFailure as failure:
                 param = failure.param if failure.kind is Failure.PARAM_REJECTED else None
                 if param and param not in request.adapted:
-                    learned.adapted.add(param)  # adapted once, never sent again
+                    learned.adapt(param)  # adapted once, not sent again
                     continue
                 if failure.kind is Failure.FORMAT_REJECTED and mode + 1 < len(MODES):
                     mode += 1

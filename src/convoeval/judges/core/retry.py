@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 import time
-import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -96,42 +96,106 @@ class RetryBudget:
         return max(0.0, self.seconds - self.spent)
 
 
-class _LoopLimit:
-    """The slots of one limiter on one event loop; records the peak in use.
+class _Waiter:
+    """One request waiting for a slot: its event loop, the future it awaits there, and whether
+    a slot was handed to it (set under the limiter's lock, so exactly one side frees it)."""
 
-    FIFO: a freed slot goes to the oldest waiter only (a condition notifying every waiter woke
-    each of the hundreds of queued requests on every release, for nothing). The limit is read
-    at each admission, so a changed limit holds from then on.
+    __slots__ = ("future", "granted", "loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.future: asyncio.Future[None] = loop.create_future()
+        self.granted = False
+
+
+class Limiter:
+    """At most `limit` requests in flight in this process, from any thread and event loop.
+
+    One count under a thread lock, one FIFO queue of waiters: a freed slot goes to the oldest
+    waiter only (woken on its own loop), so judges shared by threads (each `score_sync` runs its
+    own loop) or by several runs keep one limit. `limit` may be changed at any time: a larger
+    one admits waiters at once; a smaller one lets the requests in flight finish and admits new
+    ones only below it.
     """
 
-    def __init__(self, owner: Limiter) -> None:
-        self.owner = owner
-        self.active = 0
-        self.peak = 0
-        self._waiting: deque[asyncio.Future[None]] = deque()
+    def __init__(self, limit: int) -> None:
+        self._limit = _checked(limit)
+        self._lock = threading.Lock()
+        self._active = 0
+        self._peak = 0
+        self._waiting: deque[_Waiter] = deque()
 
-    def admit(self) -> None:
-        """Hand free slots to the oldest waiters (after a release, or when the limit grew)."""
-        while self._waiting and self.active < self.owner.limit:
+    @property
+    def limit(self) -> int:
+        """The most requests in flight at once."""
+        return self._limit
+
+    @limit.setter
+    def limit(self, limit: int) -> None:
+        checked = _checked(limit)
+        with self._lock:
+            self._limit = checked
+            granted = self._grant()
+        self._wake(granted)
+
+    @property
+    def peak(self) -> int:
+        """The most slots held at once so far."""
+        return self._peak
+
+    @property
+    def waiting(self) -> int:
+        """Requests waiting for a slot now."""
+        return len(self._waiting)
+
+    def _grant(self) -> list[_Waiter]:
+        """Hand free slots to the oldest waiters (called under the lock; wake them after)."""
+        granted = []
+        while self._waiting and self._active < self._limit:
             waiter = self._waiting.popleft()
-            if not waiter.done():  # skip a waiter that was cancelled
-                self.active += 1
-                self.peak = max(self.peak, self.active)
-                waiter.set_result(None)
+            waiter.granted = True
+            self._active += 1
+            self._peak = max(self._peak, self._active)
+            granted.append(waiter)
+        return granted
 
     def _release(self) -> None:
-        self.active -= 1
-        self.admit()
+        with self._lock:
+            self._active -= 1
+            granted = self._grant()
+        self._wake(granted)
+
+    def _wake(self, waiters: list[_Waiter]) -> None:
+        """Resolve each granted waiter's future on its own loop (thread-safe)."""
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        for waiter in waiters:
+            if waiter.loop is running:
+                _resolve(waiter.future)
+                continue
+            try:
+                waiter.loop.call_soon_threadsafe(_resolve, waiter.future)
+            except RuntimeError:  # its loop is closed: its task never runs again
+                self._release()
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
-        waiter = asyncio.get_running_loop().create_future()
-        self._waiting.append(waiter)
-        self.admit()  # a free slot is handed over at once (the wait below then returns)
+        """Hold one slot for the duration of a request (wait for one if all are taken)."""
+        waiter = _Waiter(asyncio.get_running_loop())
+        with self._lock:
+            self._waiting.append(waiter)
+            granted = self._grant()
+        self._wake(granted)  # a free slot is handed over at once (the wait below returns)
         try:
-            await waiter
+            await waiter.future
         except asyncio.CancelledError:
-            if not waiter.cancelled():  # cancelled just after it was handed a slot: pass it on
+            with self._lock:
+                handed = waiter.granted
+                if not handed:
+                    self._waiting.remove(waiter)
+            if handed:  # cancelled just after it was handed a slot: pass it on
                 self._release()
             raise
         try:
@@ -140,48 +204,9 @@ class _LoopLimit:
             self._release()
 
 
-class Limiter:
-    """At most `limit` requests in flight, on each event loop the owner is used from.
-
-    asyncio primitives never cross event loops, so each loop gets its own count. `limit` may be
-    changed at any time: a larger one admits waiters at once; a smaller one lets the requests in
-    flight finish and admits new ones only below it.
-    """
-
-    def __init__(self, limit: int) -> None:
-        self._limit = _checked(limit)
-        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopLimit] = (
-            weakref.WeakKeyDictionary()
-        )
-
-    @property
-    def limit(self) -> int:
-        """The most requests in flight at once, on each event loop."""
-        return self._limit
-
-    @limit.setter
-    def limit(self, limit: int) -> None:
-        self._limit = _checked(limit)
-        for loop, here in list(self._loops.items()):
-            if not loop.is_closed():  # the loop may run in another thread
-                loop.call_soon_threadsafe(here.admit)
-
-    def _here(self) -> _LoopLimit:
-        loop = asyncio.get_running_loop()
-        limit = self._loops.get(loop)
-        if limit is None:
-            limit = self._loops[loop] = _LoopLimit(self)
-        return limit
-
-    def slot(self) -> AbstractAsyncContextManager[None]:
-        """Hold one slot for the duration of a request (wait for one if all are taken)."""
-        return self._here().slot()
-
-    @property
-    def peak(self) -> int:
-        """The most slots held at once on the running loop (0 if never used there)."""
-        limit = self._loops.get(asyncio.get_running_loop())
-        return 0 if limit is None else limit.peak
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():  # a cancelled waiter frees its slot itself (it was granted)
+        future.set_result(None)
 
 
 def _checked(limit: int) -> int:

@@ -9,13 +9,15 @@ it, and a fixed seed is offset by the sample's index (equal seeds would give equ
 How the answers are combined (`combine`), per verdict of a keyed step (one verdict per topic,
 exchange, message, intention or call), else for the whole answer:
 
-- every boolean, `Literal` or `Enum` field is decided by majority; a tie goes to the tied value
-  given by the earliest sample (sample order is fixed, so reruns resolve ties alike);
+- every boolean, `Literal` or `Enum` field is decided by majority; a tie (no value has more votes
+  than every other, as when two judges disagree) goes to the tied value given by the earliest
+  voter (sample order is fixed, so reruns resolve ties alike), and the verdict is recorded as
+  tied (`ties`);
 - an answer without such fields but with exactly one `int`/`float` field (a score, a rubric
   level) takes the lower median of it;
 - anything else (extractions: topics, facts, intentions) takes the most common whole answer by
-  JSON equality, ties to the earliest sample (free-text answers rarely repeat, so this is usually
-  the first sample);
+  JSON equality, ties to the earliest sample and recorded (free-text answers rarely repeat, so
+  this is usually the first sample);
 - the verdict's text (its reason) comes from the earliest sample that agrees with the combined
   verdict on every voted field; the other top-level fields of a keyed answer (such as tool use's
   missing calls) by JSON equality as above.
@@ -83,22 +85,24 @@ def combine(
 
     Raises `JudgeError` when fewer than `quorum(len(results))` samples answered.
     """
-    output, confidence = vote(step, inputs, results, voters="judge samples")
+    output, confidence, ties = vote(step, inputs, results, voters="judge samples")
     vote_record = SampleVote(
         answers=[None if isinstance(r, JudgeError) else r.model_dump(mode="json") for r in results],
         errors={i: str(r) for i, r in enumerate(results) if isinstance(r, JudgeError)},
         confidence=confidence,
+        ties=ties,
     )
     return output, vote_record
 
 
 def vote(
     step: Step[OutT], inputs: Any, results: Sequence[OutT | JudgeError], *, voters: str
-) -> tuple[OutT, dict[str, float]]:
+) -> tuple[OutT, dict[str, float], list[str]]:
     """The majority answer of `results` (one per voter, in voter order: repeated samples of one
-    judge, or the members of a judge panel) and each verdict's confidence. The rules are the
-    module's; the earliest voter breaks ties. `voters` names them in the error raised when fewer
-    than `quorum(len(results))` answered."""
+    judge, or the members of a judge panel), each verdict's confidence, and the verdicts (keys
+    of `confidence`) that were tied. The rules are the module's; the earliest voter breaks
+    ties. `voters` names them in the error raised when fewer than `quorum(len(results))`
+    answered."""
     answers = [r for r in results if not isinstance(r, JudgeError)]
     errors = [str(r) for r in results if isinstance(r, JudgeError)]
     needed = quorum(len(results))
@@ -110,15 +114,15 @@ def vote(
         )
     key_field = _key_field(step)
     if key_field is not None and all(hasattr(a, _VERDICTS) for a in answers):
-        combined, confidence = _combine_keyed(answers, key_field)
+        combined, confidence, ties = _combine_keyed(answers, key_field)
     else:
-        combined, share = _vote(answers, exclude=())
-        confidence = {WHOLE_ANSWER: share}
+        combined, share, tied = _vote(answers, exclude=())
+        confidence, ties = {WHOLE_ANSWER: share}, [WHOLE_ANSWER] if tied else []
     try:
         output = accept(step, inputs, RawReply(content=combined.model_dump()))
     except AnswerProblem as exc:  # pieces of valid answers that do not fit together
         raise JudgeError(step.name, f"the combined {voters} do not fit: {exc}") from exc
-    return output, confidence
+    return output, confidence, ties
 
 
 def ratings(
@@ -158,7 +162,7 @@ def _key_field(step: Step[Any]) -> str | None:
 
 def _combine_keyed(
     answers: Sequence[BaseModel], key_field: str
-) -> tuple[BaseModel, dict[str, float]]:
+) -> tuple[BaseModel, dict[str, float], list[str]]:
     """Vote per key (keys in the order the samples first give them); the other top-level fields
     by JSON equality."""
     by_key: dict[Hashable, list[BaseModel]] = {}
@@ -167,44 +171,52 @@ def _combine_keyed(
             by_key.setdefault(getattr(verdict, key_field), []).append(verdict)
     verdicts: list[BaseModel] = []
     confidence: dict[str, float] = {}
+    ties: list[str] = []
     for key, candidates in by_key.items():
-        verdict, share = _vote(candidates, exclude=(key_field,))
+        verdict, share, tied = _vote(candidates, exclude=(key_field,))
         verdicts.append(verdict)
         confidence[str(key)] = share
+        if tied:
+            ties.append(str(key))
     first = answers[0]
     rest = {
         name: _most_common([getattr(a, name) for a in answers])
         for name in type(first).model_fields
         if name != _VERDICTS
     }
-    return first.model_copy(update={_VERDICTS: verdicts, **rest}), confidence
+    return first.model_copy(update={_VERDICTS: verdicts, **rest}), confidence, ties
 
 
-def _vote(candidates: Sequence[BaseModel], *, exclude: Sequence[str]) -> tuple[BaseModel, float]:
-    """The combined candidate and the share of the candidates that agree with it."""
+def _vote(
+    candidates: Sequence[BaseModel], *, exclude: Sequence[str]
+) -> tuple[BaseModel, float, bool]:
+    """The combined candidate, the share of the candidates that agree with it, and whether a
+    voted field (or the whole answer) was a tie (a median is never one)."""
     model = type(candidates[0])
     names = [n for n in model.model_fields if n not in exclude]
     voted = [n for n in names if _is_categorical(model.model_fields[n].annotation)]
     if voted:
-        winner = {n: _majority([getattr(c, n) for c in candidates]) for n in voted}
+        results = {n: _majority([getattr(c, n) for c in candidates]) for n in voted}
+        winner = {n: value for n, (value, _) in results.items()}
         agree = [c for c in candidates if all(getattr(c, n) == v for n, v in winner.items())]
         chosen = agree[0] if agree else candidates[0].model_copy(update=winner)
-        return chosen, len(agree) / len(candidates)
+        tied = any(tie for _, tie in results.values())
+        return chosen, len(agree) / len(candidates), tied
     numeric = [n for n in names if model.model_fields[n].annotation in (int, float)]
     if len(numeric) == 1:
         values = [getattr(c, numeric[0]) for c in candidates]
         middle = statistics.median_low(values)
         chosen = next(c for c in candidates if getattr(c, numeric[0]) == middle)
-        return chosen, values.count(middle) / len(values)
+        return chosen, values.count(middle) / len(values), False
     texts = [c.model_dump_json() for c in candidates]
-    best = _majority(texts)
-    return candidates[texts.index(best)], texts.count(best) / len(texts)
+    best, tied = _majority(texts)
+    return candidates[texts.index(best)], texts.count(best) / len(texts), tied
 
 
 def _most_common(values: Sequence[Any]) -> Any:
     """The most common value by JSON equality, ties to the earliest."""
     dumped = [_json(v) for v in values]
-    return values[dumped.index(_majority(dumped))]
+    return values[dumped.index(_majority(dumped)[0])]
 
 
 def _json(value: Any) -> str:
@@ -215,11 +227,13 @@ def _json(value: Any) -> str:
     return repr(value)
 
 
-def _majority(values: Sequence[Hashable]) -> Any:
-    """The most frequent value; among tied values, the one the earliest sample gave."""
+def _majority(values: Sequence[Hashable]) -> tuple[Any, bool]:
+    """The most frequent value, and whether another value was as frequent (a tie: then the
+    value the earliest voter gave)."""
     counts = Counter(values)
     top = max(counts.values())
-    return next(v for v in values if counts[v] == top)
+    tied = sum(1 for count in counts.values() if count == top) > 1
+    return next(v for v in values if counts[v] == top), tied
 
 
 def _is_categorical(annotation: Any) -> bool:

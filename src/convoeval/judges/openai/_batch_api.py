@@ -23,6 +23,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from convoeval._sync import at_loop_end
 from convoeval.judges.core.backend import BackendFailure, Failure
 from convoeval.judges.openai._batch_lines import (
     LINE_URL,
@@ -124,6 +125,7 @@ class BatchAPI:
         if client is None:
             client = openai.AsyncOpenAI(**self.chat.client_options(), max_retries=3, timeout=120.0)
             self._clients[loop] = client
+            at_loop_end(self.aclose)  # its connections close with the loop (a sync call's)
         return client
 
     async def aclose(self) -> None:

@@ -24,6 +24,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import httpx
 
+from convoeval._sync import at_loop_end
 from convoeval.judges.core.backend import BackendFailure, BackendReply, BackendRequest, Failure
 from convoeval.judges.core.cache import JudgeCache, default_cache_dir
 from convoeval.judges.core.endpoints import ENDPOINTS, EndpointRegistry
@@ -151,6 +152,7 @@ class OpenAIChatBackend:
                 headers={"Authorization": f"Bearer {self._api_key}"},
             )
             self._clients[loop] = client
+            at_loop_end(self.aclose)  # its connections close with the loop (a sync call's)
         return client
 
     async def aclose(self) -> None:

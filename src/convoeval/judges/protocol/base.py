@@ -73,6 +73,8 @@ class SampleVote:
     answers: list[dict[str, Any] | None]
     errors: dict[int, str]
     confidence: dict[str, float]
+    #: The verdicts (keys of `confidence`) whose vote was a tie.
+    ties: list[str] = field(default_factory=list)
 
     def as_dict(self, step: str) -> dict[str, Any]:
         """A JSON-ready record for a metric's details (`judge_samples`)."""
@@ -81,6 +83,8 @@ class SampleVote:
             "samples": len(self.answers),
             "answered": len(self.answers) - len(self.errors),
             "confidence": {k: round(v, 6) for k, v in self.confidence.items()},
+            "tie": bool(self.ties),
+            "ties": list(self.ties),
             "answers": self.answers,
             "errors": {str(i): message for i, message in self.errors.items()},
         }
@@ -100,6 +104,10 @@ class PanelVote:
     confidence: dict[str, float]
     ratings: dict[str, dict[str, list[Any]]]
     samples: dict[int, SampleVote] = field(default_factory=dict)
+    #: The verdicts (keys of `confidence`) whose vote was a tie.
+    ties: list[str] = field(default_factory=list)
+    #: The members left out of the panel (not asked; their errors say why).
+    left_out: list[str] = field(default_factory=list)
 
     def as_dict(self, step: str) -> dict[str, Any]:
         """A JSON-ready record for a metric's details (`judge_panel`), members by label."""
@@ -108,8 +116,11 @@ class PanelVote:
             "members": list(self.members),
             "answered": len(self.members) - len(self.errors),
             "confidence": {k: round(v, 6) for k, v in self.confidence.items()},
+            "tie": bool(self.ties),
+            "ties": list(self.ties),
             "answers": dict(zip(self.members, self.answers, strict=True)),
             "errors": {self.members[i]: message for i, message in self.errors.items()},
+            **({"left_out": list(self.left_out)} if self.left_out else {}),
             "ratings": self.ratings,
             **(
                 {"samples": {self.members[i]: v.as_dict(step) for i, v in self.samples.items()}}
