@@ -21,6 +21,7 @@ from convoeval import (
     ToolMessage,
     Turn,
 )
+from convoeval.judges import resolve_judge
 from convoeval.judges.protocol.base import Answer, Judge, JudgeError, Step, StepUnsupported, Usage
 from convoeval.metrics import (
     Ask,
@@ -304,10 +305,6 @@ def test_threshold_defaults_and_pass_marks() -> None:
 
 
 def test_default_judge_comes_from_resolve_judge() -> None:
-    try:
-        from convoeval.judges import resolve_judge
-    except ImportError as exc:
-        pytest.skip(f"convoeval.judges.resolve_judge is not available yet ({exc})")
     judge = HumanRelevance()._judge_for(None)
     assert isinstance(judge, Judge)
     assert type(judge) is type(resolve_judge(None))
