@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from convoeval.judges.offline import Embedder, ModelIntegrityError
+from convoeval.judges.offline import embedder as embedder_module
 from convoeval.judges.offline.embedder import (
     DIM,
     MODEL_SHA256,
@@ -75,8 +76,27 @@ def test_model_loads_lazily() -> None:
     assert not emb.loaded
 
 
-def test_concurrent_first_use_loads_once_and_agrees() -> None:
+def test_concurrent_first_use_loads_once_and_agrees(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three threads embed at once on a fresh embedder: the model file is checked and the
+    session built once, although every thread asked for the load while the first was loading
+    (the first load waits until all three are inside `load`)."""
     emb = Embedder(cache_size=0)
+    inside = threading.Semaphore(0)
+    hashes: list[Path] = []
+    real_load, real_hash = emb.load, embedder_module.file_sha256
+
+    def load() -> None:
+        inside.release()
+        real_load()
+
+    def file_sha256(path: Path) -> str:
+        hashes.append(path)
+        for _ in range(3 if len(hashes) == 1 else 0):  # every thread is inside load() now
+            assert inside.acquire(timeout=60), "the other threads never asked for the load"
+        return real_hash(path)
+
+    monkeypatch.setattr(emb, "load", load)
+    monkeypatch.setattr(embedder_module, "file_sha256", file_sha256)
     results: list[np.ndarray] = []
     errors: list[BaseException] = []
 
@@ -92,6 +112,7 @@ def test_concurrent_first_use_loads_once_and_agrees() -> None:
     for t in threads:
         t.join()
     assert not errors
+    assert len(hashes) == 1 and emb.loaded  # one check and one load for the three
     assert len(results) == 3
     for r in results[1:]:
         np.testing.assert_array_equal(results[0], r)
