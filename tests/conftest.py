@@ -127,9 +127,8 @@ class FaultServer:
         self.abandoned = 0
         #: Seconds from receiving each abandoned request to its client hanging up, in order.
         self.hangups: list[float] = []
-        #: Requests held unanswered right now (see `hold`), and held in all.
+        #: Requests held unanswered right now (see `hold`).
         self.holding = 0
-        self.held = 0
         self._hold: Callable[[dict[str, Any]], bool] | None = None
         self._released = threading.Event()
         self._changed = threading.Condition(self._lock)
@@ -205,8 +204,8 @@ class FaultServer:
 
     def hold(self, when: Callable[[dict[str, Any]], bool]) -> FaultServer:
         """Hold every request whose body satisfies `when` unanswered (recorded, counted in
-        `holding` and `held`) until `release()` or the client hangs up; the others are
-        answered as scripted. A held request gets its scripted answer once released."""
+        `holding`) until `release()` or the client hangs up; the others are answered as
+        scripted. A held request gets its scripted answer once released."""
         with self._lock:
             self._released.clear()
             self._hold = when
@@ -262,12 +261,11 @@ class FaultServer:
             self._changed.notify_all()
 
     def _holds(self, body: dict[str, Any]) -> bool:
-        """Whether this request is to be held (counted as held now if so)."""
+        """Whether this request is to be held (counted in `holding` if so)."""
         with self._changed:
             if self._hold is None or not self._hold(body):
                 return False
             self.holding += 1
-            self.held += 1
             self._changed.notify_all()
             return True
 

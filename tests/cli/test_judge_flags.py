@@ -50,10 +50,15 @@ def _data(path: Path, count: int) -> Path:
     return path
 
 
-def _run(tmp_path: Path, url: str, *options: str, env: dict[str, str] | None = None) -> Any:
+def _args(url: str, *options: str, model: str = "test-model") -> list[str]:
     """`convoeval run` of d.jsonl (written beforehand) with the goal metric against `url`."""
-    args = ["run", "d.jsonl", "-m", GOAL, "-o", "r.jsonl", "--judge", "openai/test-model"]
-    return _convoeval(*args, "--base-url", url, *options, cwd=tmp_path, env=env or _env(tmp_path))
+    return ["run", "d.jsonl", "-m", GOAL, "-o", "r.jsonl", "--judge", f"openai/{model}",
+            "--base-url", url, *options]  # fmt: skip
+
+
+def _run(tmp_path: Path, url: str, *options: str, env: dict[str, str] | None = None) -> Any:
+    """`_args` run in `tmp_path`, by default with `_env`."""
+    return _convoeval(*_args(url, *options), cwd=tmp_path, env=env or _env(tmp_path))
 
 
 def _schema(body: dict[str, Any]) -> dict[str, Any]:
@@ -83,8 +88,7 @@ def test_concurrency_sets_the_requests_in_flight(tmp_path: Path, fault_server: F
     _data(tmp_path / "d.jsonl", 9)
     fault_server.reply(GOOD_GOAL).forever()
     fault_server.hold(lambda body: True)
-    args = ["run", "d.jsonl", "-m", GOAL, "-o", "r.jsonl", "--judge", "openai/test-model"]
-    args += ["--base-url", fault_server.url, "--api-key", KEY, "--no-cache", "--concurrency", "3"]
+    args = _args(fault_server.url, "--api-key", KEY, "--no-cache", "--concurrency", "3")
     command = [sys.executable, "-m", "convoeval.cli", *args]
     process = subprocess.Popen(
         command, cwd=tmp_path, env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -201,9 +205,8 @@ def test_resuming_with_another_judge_exits_2_naming_the_old_and_the_new(
     rows = (tmp_path / "r.jsonl").read_bytes()
     other = url.replace("/v1", "/v2")  # the same server, another endpoint
     model, base = ("other-model", url) if change == "model" else ("test-model", other)
-    args = ["run", "d.jsonl", "-m", GOAL, "-o", "r.jsonl", "--judge", f"openai/{model}"]
     again = _convoeval(
-        *args, "--base-url", base, "--api-key", KEY, cwd=tmp_path, env=_env(tmp_path)
+        *_args(base, "--api-key", KEY, model=model), cwd=tmp_path, env=_env(tmp_path)
     )
     assert (again.returncode, again.stdout) == (2, "")
     assert again.stderr == (
