@@ -3,7 +3,9 @@
 Every HTTP test talks to a real socket on 127.0.0.1: either SmolLM2 served by xllamacpp or a small
 scripted `/v1/chat/completions` server that injects faults (429, 5xx, stalls, dropped connections,
 connections reset mid-body, non-JSON bodies, malformed or off-schema answers, rejected response
-formats) and counts what it received and which requests their client hung up on.
+formats) and counts what it received and which requests their client hung up on. It can also
+hold chosen requests unanswered until the test releases them (`hold`), so a test that must act
+while a run is mid-way (interrupt it, kill it) never races the run to its end.
 """
 
 from __future__ import annotations
@@ -123,6 +125,12 @@ class FaultServer:
         self.peak = 0
         #: Requests whose client closed the connection while the server was still working on them.
         self.abandoned = 0
+        #: Seconds from receiving each abandoned request to its client hanging up, in order.
+        self.hangups: list[float] = []
+        #: Requests held unanswered right now (see `hold`).
+        self.holding = 0
+        self._hold: Callable[[dict[str, Any]], bool] | None = None
+        self._released = threading.Event()
         self._changed = threading.Condition(self._lock)
         self.closing = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -136,8 +144,10 @@ class FaultServer:
         self._thread.start()
 
     def close(self) -> None:
-        """Stop serving (stalled handlers are released at once)."""
+        """Stop serving (stalled and held handlers are released at once)."""
         self.closing.set()
+        with self._changed:
+            self._changed.notify_all()
         self._httpd.shutdown()
         self._httpd.server_close()
 
@@ -186,6 +196,28 @@ class FaultServer:
         with self._changed:
             return self._changed.wait_for(lambda: self.active == 0, timeout)
 
+    def wait_until(self, condition: Callable[[FaultServer], bool], timeout: float = 60.0) -> bool:
+        """Block until `condition(server)` holds (True) or `timeout` passes (False); it is
+        checked whenever a request arrives, ends or is held."""
+        with self._changed:
+            return self._changed.wait_for(lambda: condition(self), timeout)
+
+    def hold(self, when: Callable[[dict[str, Any]], bool]) -> FaultServer:
+        """Hold every request whose body satisfies `when` unanswered (recorded, counted in
+        `holding`) until `release()` or the client hangs up; the others are answered as
+        scripted. A held request gets its scripted answer once released."""
+        with self._lock:
+            self._released.clear()
+            self._hold = when
+        return self
+
+    def release(self) -> None:
+        """Stop holding: held requests go on to their answers, later ones are not held."""
+        with self._changed:
+            self._hold = None
+            self._released.set()
+            self._changed.notify_all()
+
     def forever(self) -> FaultServer:
         """Make the last scripted response the answer to every request after the script."""
         with self._lock:
@@ -220,10 +252,26 @@ class FaultServer:
         with self._changed:
             self._changed.wait_for(lambda: self.peak >= count or self.closing.is_set(), 5.0)
 
-    def _leave(self, abandoned: bool) -> None:
+    def _leave(self, abandoned: bool, seconds: float) -> None:
         with self._lock:
             self.active -= 1
             self.abandoned += abandoned
+            if abandoned:
+                self.hangups.append(seconds)
+            self._changed.notify_all()
+
+    def _holds(self, body: dict[str, Any]) -> bool:
+        """Whether this request is to be held (counted in `holding` if so)."""
+        with self._changed:
+            if self._hold is None or not self._hold(body):
+                return False
+            self.holding += 1
+            self._changed.notify_all()
+            return True
+
+    def _unhold(self) -> None:
+        with self._changed:
+            self.holding -= 1
             self._changed.notify_all()
 
 
@@ -286,12 +334,25 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
                 return
             body = json.loads(raw or b"{}")
             server._enter()
-            abandoned = False
+            abandoned, received = False, time.monotonic()
             try:
                 action = server._next(body, {k.lower(): v for k, v in self.headers.items()})
-                abandoned = not self._act(action)
+                abandoned = not (self._held_until_released(body) and self._act(action))
             finally:
-                server._leave(abandoned)
+                server._leave(abandoned, time.monotonic() - received)
+
+        def _held_until_released(self, body: dict[str, Any]) -> bool:
+            """Hold the request while the server holds requests like it; False if the client
+            hung up meanwhile."""
+            if not server._holds(body):
+                return True
+            try:
+                while not (server._released.is_set() or server.closing.is_set()):
+                    if self._client_left_during(0.05):
+                        return False
+                return True
+            finally:
+                server._unhold()
 
         def _client_left_during(self, seconds: float) -> bool:
             """Wait `seconds` (or until the server closes); True if the client hung up meanwhile."""

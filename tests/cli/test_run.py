@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from convoeval import AIMessage, HumanMessage, MultiTurnSample, ToolCall
+from convoeval.judges.core.cache import JudgeCache
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "support.jsonl"
@@ -133,10 +134,44 @@ def _asked(bodies: list[dict[str, Any]]) -> list[int]:
     return out
 
 
+def _question(body: dict[str, Any]) -> int:
+    """The record number a conversation_relevancy request of `_relevancy_file` asks about."""
+    return _asked([body])[0]
+
+
+def _wait_for_rows(out: Path, count: int, process: subprocess.Popen[Any]) -> None:
+    """Block until `out` holds `count` complete rows (the run, held by the server, cannot end
+    first); fails if the process ends or two minutes pass."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if out.exists() and out.read_bytes().count(b"\n") >= count:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"{out} never held {count} rows (exit code {process.poll()})")
+
+
+def _wait_for_cached(folder: Path, count: int, process: subprocess.Popen[Any]) -> None:
+    """Block until the judge cache in `folder` holds `count` answers (two minutes at most)."""
+    cache = JudgeCache(folder / "judge-cache.sqlite3")
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline and process.poll() is None:
+            if (folder / "judge-cache.sqlite3").exists() and len(cache) >= count:
+                return
+            time.sleep(0.02)
+    finally:
+        cache.close()
+    raise AssertionError(f"the judge cache never held {count} answers")
+
+
 def test_resume_after_sigkill_scores_each_record_once(tmp_path: Path, fault_server: Any) -> None:
-    count, concurrency = 30, 2
+    # Records 10 and 13 are held unanswered: they take both request slots, so the run stops
+    # sending with rows 0-9 written and the answers of 11 and 12 cached but not written (a row
+    # waits for every row before it). It is killed there, with nothing left to chance.
+    count, concurrency, held = 30, 2, {10, 13}
     verdict = {"verdicts": [{"exchange": 0, "relevant": True, "reason": ""}]}
-    fault_server.reply(verdict, delay=0.12).forever()
+    fault_server.reply(verdict).forever()
+    fault_server.hold(lambda body: _question(body) in held)
     _relevancy_file(tmp_path / "d.jsonl", count)
     env = {**os.environ, "CONVOEVAL_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("OPENAI_API_KEY", None)
@@ -149,21 +184,23 @@ def test_resume_after_sigkill_scores_each_record_once(tmp_path: Path, fault_serv
     out = tmp_path / "r.jsonl"
     with (tmp_path / "first.log").open("w") as log:
         process = subprocess.Popen(command, cwd=tmp_path, stdout=log, stderr=log, env=env)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and process.poll() is None:
-            if out.exists() and out.read_text().count("\n") >= 6:
-                break
-            time.sleep(0.02)
-        assert process.poll() is None, "the run ended before it could be killed"
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=30)
+        try:
+            assert fault_server.wait_until(lambda server: server.holding == 2, timeout=120)
+            _wait_for_rows(out, 10, process)
+            answered = len(fault_server.bodies) - 2  # final: both slots are held
+            _wait_for_cached(tmp_path / "cache", answered, process)
+        finally:
+            process.send_signal(signal.SIGKILL)
+            process.wait(timeout=30)
     first_rows = [
         json.loads(x) for x in out.read_text().splitlines(keepends=True) if x.endswith("\n")
     ]
     finished = {r["index"] for r in first_rows}
-    assert 6 <= len(finished) < count
+    assert finished == set(range(10))
     first_asked = _asked(fault_server.bodies)
+    assert len(first_asked) == len(set(first_asked)) and held <= set(first_asked)
     second_start = len(fault_server.bodies)
+    fault_server.release()
 
     done = _convoeval(*args, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
@@ -172,12 +209,11 @@ def test_resume_after_sigkill_scores_each_record_once(tmp_path: Path, fault_serv
     assert [r["id"] for r in rows] == [f"q{i}" for i in range(count)]
     second_asked = _asked(fault_server.bodies[second_start:])
     assert not finished & set(second_asked), "finished records were scored again"
-    repeated = set(first_asked) & set(second_asked)
-    # Only requests still in flight at the kill (at most the endpoint limit) are sent again;
-    # answers that arrived but were not yet written come from the cache.
-    assert len(repeated) <= concurrency
+    # Only the requests in flight at the kill are sent again; answers that arrived but were not
+    # yet written come from the cache.
+    assert set(first_asked) & set(second_asked) == held
     assert sorted(set(first_asked) | set(second_asked)) == list(range(count))
-    assert len(first_asked) + len(second_asked) == count + len(repeated)
+    assert len(first_asked) + len(second_asked) == count + len(held)
     # The key reached the server, and nowhere else.
     assert all(h.get("authorization") == f"Bearer {SECRET}" for h in fault_server.headers)
     for path in tmp_path.rglob("*"):
@@ -193,8 +229,11 @@ def test_report_of_a_file_without_sidecar_exits_2(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_stops_cleanly_and_the_run_resumes(tmp_path: Path, fault_server: Any) -> None:
+    # Records 0-2 are answered; every request for a later record is held unanswered until the
+    # interrupt was sent, so the run cannot end before it arrives however loaded the machine.
     verdict = {"verdicts": [{"exchange": 0, "relevant": True, "reason": ""}]}
-    fault_server.reply(verdict, delay=0.1).forever()
+    fault_server.reply(verdict).forever()
+    fault_server.hold(lambda body: _question(body) >= 3)
     _relevancy_file(tmp_path / "d.jsonl", 20)
     env = {**os.environ, "CONVOEVAL_CACHE_DIR": str(tmp_path / "cache")}
     args = [
@@ -210,20 +249,23 @@ def test_ctrl_c_stops_cleanly_and_the_run_resumes(tmp_path: Path, fault_server: 
         text=True,
         env=env,
     )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and process.poll() is None:
-        if out.exists() and out.read_text().count("\n") >= 3:
-            break
-        time.sleep(0.02)
-    process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
+    try:
+        assert fault_server.wait_until(lambda server: server.holding == 1, timeout=120)
+        _wait_for_rows(out, 3, process)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
     assert process.returncode == 130, stderr
     assert "interrupted: run the same command again to resume" in stderr
-    text = out.read_text()
-    assert text.endswith("\n") and 3 <= text.count("\n") < 20
+    assert out.read_text().count("\n") == 3 and out.read_text().endswith("\n")
+    assert sorted(_asked(fault_server.bodies)) == [0, 1, 2, 3]  # one request held, then dropped
+    fault_server.release()
     done = _convoeval(*args, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     assert [r["index"] for r in _rows(out)] == list(range(20))
+    assert sorted(_asked(fault_server.bodies)) == [0, 1, 2, 3, *range(3, 20)]  # 0-2 not again
 
 
 def test_a_401_echoing_the_key_never_stores_or_prints_it(tmp_path: Path, fault_server: Any) -> None:

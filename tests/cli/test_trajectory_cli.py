@@ -10,13 +10,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pytest
+from _shared_data import TAU_BENCH, shared_file
 
 if TYPE_CHECKING:
     from conftest import FaultServer
 
 ROOT = Path(__file__).resolve().parents[2]
-TAU_BENCH = ROOT.parent / "shared" / "data" / "tau_bench_gpt4o_airline_trajectories.json"
 WRITE_TOOLS = "book|cancel"
 FIELDS = ["--messages-field", "traj", "--field", "reference_tool_calls=info.task.actions"]
 
@@ -105,16 +104,16 @@ def test_bad_trials_option_is_a_usage_error_before_scoring(tmp_path: Path) -> No
     assert "no record has a task id in 'episode'" in missing.stderr
 
 
-@pytest.mark.skipif(not TAU_BENCH.exists(), reason=f"tau-bench data not found at {TAU_BENCH}")
 def test_real_tau_bench_file_through_the_cli(tmp_path: Path) -> None:
     """The documented command: write tools only, error results left out, unordered."""
+    tau_bench = shared_file(TAU_BENCH)
     write = (
         "book_reservation|cancel_reservation|update_reservation_flights|"
         "update_reservation_baggages|update_reservation_passengers|send_certificate"
     )
     metric = f"trajectory_match:mode=unordered,only_tools={write},skip_errors=true"
     done = _convoeval(
-        "run", str(TAU_BENCH), *FIELDS, "-m", metric, "-o", "tau.jsonl",
+        "run", str(tau_bench), *FIELDS, "-m", metric, "-o", "tau.jsonl",
         "--trials", "task_id:reward", "--quiet", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from _shared_data import TAU_BENCH, shared_file
+
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = {"user_input": [{"type": "human", "content": "hi"}, {"type": "ai", "content": "hello"}]}
 BROKEN_RULE = {
@@ -93,22 +95,19 @@ def test_python_dash_m_convoeval_is_the_command_line() -> None:
     assert done.returncode == 0 and done.stdout == "12 records, all valid\n"
 
 
-TAU_BENCH = ROOT.parent / "shared" / "data" / "tau_bench_gpt4o_airline_trajectories.json"
-
-
-@pytest.mark.skipif(not TAU_BENCH.exists(), reason=f"tau-bench data not found at {TAU_BENCH}")
 def test_another_layout_is_named_once_then_read_with_the_options() -> None:
     """Issue 12 item 6: 200 identical 'unknown layout' lines became one, with the option to use."""
-    done = _convoeval("validate", str(TAU_BENCH))
+    tau_bench = shared_file(TAU_BENCH)
+    done = _convoeval("validate", str(tau_bench))
     assert done.returncode == 1
     lines = done.stderr.splitlines()
     assert len(lines) == 2, lines
-    assert lines[0].startswith(f"{TAU_BENCH}: [0]: unknown layout: ")
+    assert lines[0].startswith(f"{tau_bench}: [0]: unknown layout: ")
     assert lines[0].endswith('give --messages-field traj (Python: messages_field="traj")')
     assert lines[1] == "... and 199 more records in that unknown layout"
     assert done.stdout == "200 records, 200 invalid\n"
     options = ["--messages-field", "traj", "--field", "reference_tool_calls=info.task.actions"]
-    done = _convoeval("validate", str(TAU_BENCH), *options)
+    done = _convoeval("validate", str(tau_bench), *options)
     assert (done.returncode, done.stdout, done.stderr) == (0, "200 records, all valid\n", "")
 
 

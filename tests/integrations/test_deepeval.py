@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 from _peers import peer
 from pydantic import BaseModel
 
+from _shared_data import TAU_BENCH, shared_file
 from convoeval import (
     AIMessage,
     HumanMessage,
@@ -23,8 +23,6 @@ from convoeval import (
 from convoeval.integrations._errors import ConversionError
 from convoeval.integrations.deepeval import from_deepeval, to_deepeval_dict
 from convoeval.integrations.openai_chat import from_openai_messages
-
-TAU_BENCH = Path("/work/shared/data/tau_bench_gpt4o_airline_trajectories.json")
 
 #: A `ConversationalTestCase` in DeepEval's JSON layout (`Turn`s with `tools_called`).
 CASE: dict[str, Any] = {
@@ -250,9 +248,7 @@ def test_any_sample_survives_deepeval_layout() -> None:
 
 def test_tau_bench_runs_survive_deepeval_layout() -> None:
     """200 real runs: every tool call shows up in DeepEval's tools_called, and comes back."""
-    if not TAU_BENCH.exists():
-        pytest.skip(f"tau-bench trajectories not found at {TAU_BENCH}")
-    runs = json.loads(TAU_BENCH.read_text(encoding="utf-8"))
+    runs = json.loads(shared_file(TAU_BENCH).read_text(encoding="utf-8"))
     total = 0
     for run in runs:
         sample = from_openai_messages(run["traj"], id=str(run["task_id"]))

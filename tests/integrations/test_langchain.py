@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from _shared_data import TAU_BENCH, shared_file
 from convoeval import AIMessage, HumanMessage, MultiTurnSample, SystemMessage, ToolCall, ToolMessage
 from convoeval.integrations._errors import ConversionError
 from convoeval.integrations.langchain import (
@@ -19,8 +20,6 @@ from convoeval.integrations.openai_chat import from_openai_messages
 from convoeval.io import read_records, record_to_sample
 
 lc = pytest.importorskip("langchain_core.messages", reason="langchain-core is not installed")
-
-TAU_BENCH = Path("/work/shared/data/tau_bench_gpt4o_airline_trajectories.json")
 
 
 def _conversation() -> list[Any]:
@@ -266,9 +265,7 @@ def test_conversation_rules_name_the_input_item() -> None:
 
 def test_tau_bench_through_langchain_keeps_every_tool_call() -> None:
     """200 real agent runs, converted to LangChain by LangChain itself, then to samples."""
-    if not TAU_BENCH.exists():
-        pytest.skip(f"tau-bench trajectories not found at {TAU_BENCH}")
-    runs = json.loads(TAU_BENCH.read_text(encoding="utf-8"))
+    runs = json.loads(shared_file(TAU_BENCH).read_text(encoding="utf-8"))
     calls = results = 0
     for run in runs:
         messages = lc.convert_to_messages(run["traj"])

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from _shared_data import TAU_BENCH, shared_file
 from convoeval import AIMessage, HumanMessage, MultiTurnSample, SystemMessage, ToolCall, ToolMessage
 from convoeval.integrations.openai_chat import (
     OpenAIMessagesError,
     from_openai_messages,
     to_openai_messages,
 )
-
-TAU_BENCH = Path("/work/shared/data/tau_bench_gpt4o_airline_trajectories.json")
 
 
 def _parsed(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -271,9 +269,7 @@ def _count(messages: list[dict[str, Any]]) -> tuple[int, int]:
 
 def test_tau_bench_trajectories_convert_without_losing_tool_traffic() -> None:
     """200 real GPT-4o airline agent runs: every tool call and tool result survives, both ways."""
-    if not TAU_BENCH.exists():
-        pytest.skip(f"tau-bench trajectories not found at {TAU_BENCH}")
-    runs = json.loads(TAU_BENCH.read_text(encoding="utf-8"))
+    runs = json.loads(shared_file(TAU_BENCH).read_text(encoding="utf-8"))
     assert len(runs) == 200
     totals = [0, 0]
     for run in runs:

@@ -5,16 +5,14 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from _shared_data import TAU_BENCH, shared_file
 from convoeval import AIMessage, ToolCall, ToolMessage
 from convoeval.integrations._errors import ConversionError
 from convoeval.integrations.swarm import from_swarm_messages, to_swarm_messages
-
-TAU_BENCH = Path("/work/shared/data/tau_bench_gpt4o_airline_trajectories.json")
 
 
 def _swarm_messages() -> list[dict[str, Any]]:
@@ -124,9 +122,7 @@ def test_errors_name_the_message_and_why() -> None:
 
 def test_tau_bench_runs_as_swarm_messages_keep_every_tool_call() -> None:
     """200 real GPT-4o runs (their assistant messages carry `tool_calls: null`, as Swarm's do)."""
-    if not TAU_BENCH.exists():
-        pytest.skip(f"tau-bench trajectories not found at {TAU_BENCH}")
-    runs = json.loads(TAU_BENCH.read_text(encoding="utf-8"))
+    runs = json.loads(shared_file(TAU_BENCH).read_text(encoding="utf-8"))
     calls = results = 0
     for run in runs:
         messages = []

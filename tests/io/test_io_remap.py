@@ -9,15 +9,9 @@ from typing import Any
 
 import pytest
 
+from _shared_data import TAU_BENCH, shared_file
 from convoeval.io import DataError, read_records, read_samples, record_to_sample
 from convoeval.io.records import convert
-
-TAU_BENCH = (
-    Path(__file__).resolve().parents[3]
-    / "shared"
-    / "data"
-    / "tau_bench_gpt4o_airline_trajectories.json"
-)
 
 RUN = {
     "task_id": 7,
@@ -158,10 +152,10 @@ def test_forced_format_picks_the_conversation_layout() -> None:
     assert convert(record, messages_field="chat")[2] == "openai"
 
 
-@pytest.mark.skipif(not TAU_BENCH.exists(), reason=f"tau-bench data not found at {TAU_BENCH}")
 def test_the_tau_bench_file_reads_with_the_options() -> None:
+    tau_bench = shared_file(TAU_BENCH)
     fields = {"reference_tool_calls": "info.task.actions"}
-    records = list(read_records(TAU_BENCH, messages_field="traj", fields=fields))
+    records = list(read_records(tau_bench, messages_field="traj", fields=fields))
     assert len(records) == 200 and all(r.ok for r in records)
     first = records[0].sample
     assert first is not None and first.reference_tool_calls
@@ -169,7 +163,7 @@ def test_the_tau_bench_file_reads_with_the_options() -> None:
     assert set(first.metadata or {}) == {"task_id", "reward", "trial"}
     rewards = {r.sample.metadata["reward"] for r in records if r.sample and r.sample.metadata}
     assert rewards == {0.0, 1.0}
-    without = next(iter(read_records(TAU_BENCH)))
+    without = next(iter(read_records(tau_bench)))
     assert without.problems()[0].endswith(
         "it has: 'task_id', 'reward', 'info', 'traj', 'trial'; if 'traj' holds the "
         'conversation, give --messages-field traj (Python: messages_field="traj")'

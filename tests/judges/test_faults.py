@@ -68,13 +68,15 @@ async def test_429_honours_retry_after_ms(
 async def test_429_honours_retry_after_http_date(
     fault_server: FaultServer, verdict_step: Step[Verdict], fake_time: FakeTime
 ) -> None:
-    when = formatdate(time.time() + 30, usegmt=True)
-    fault_server.error(429, "slow down", {"Retry-After": when}).reply(GOOD)
+    # A date a day ahead: whatever the clock reads meanwhile, the wait is the cap, exactly; a
+    # date in the past means at once. (The arithmetic, on a fixed clock: test_retry_after_parsing.)
+    ahead, past = (formatdate(time.time() + d, usegmt=True) for d in (86_400, -86_400))
+    fault_server.error(429, "slow down", {"Retry-After": ahead})
+    fault_server.error(429, "slow down", {"Retry-After": past}).reply(GOOD)
     policy = _policy(fake_time, max_retry_after_s=60)
     await _judge(fault_server, retry=policy).run(verdict_step, INPUTS)
-    [waited] = fake_time.sleeps
-    assert 28 <= waited <= 30  # the date has one-second resolution
-    assert fault_server.attempts == 2
+    assert fake_time.sleeps == [60.0, 0.0]  # not the backoff of a header it could not read
+    assert fault_server.attempts == 3
 
 
 async def test_429_retry_after_is_capped(
@@ -169,9 +171,12 @@ async def test_retry_budget_option_sets_the_budget(
 async def test_stall_past_timeout_is_retried(
     fault_server: FaultServer, verdict_step: Step[Verdict], fast: RetryPolicy
 ) -> None:
-    fault_server.stall(10).reply(GOOD)
-    answer = await _judge(fault_server, timeout=0.3, retry=fast).run(verdict_step, INPUTS)
+    # The stall outlasts the timeout by far; the timeout (2 s) is generous for the healthy reply
+    # that follows, however loaded the machine.
+    fault_server.stall(60).reply(GOOD)
+    answer = await _judge(fault_server, timeout=2.0, retry=fast).run(verdict_step, INPUTS)
     assert answer.output.verdict is True and fault_server.attempts == 2
+    assert fault_server.wait_until_idle(timeout=30) and fault_server.abandoned == 1
 
 
 async def test_stalls_forever_end_in_judge_error(

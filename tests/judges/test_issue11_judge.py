@@ -32,27 +32,29 @@ def _judge(server: FaultServer, **options: Any) -> OpenAIJudge:
 async def test_slow_healthy_judge_scores_every_step_whatever_the_queue(
     fault_server: FaultServer, verdict_step: Step[Verdict]
 ) -> None:
-    # Every answer is correct after 0.2 s. Concurrency 2 and 16 steps queue for about 1.6 s,
-    # longer than the retry budget (1 s): the budget and the timeout count from when a request
-    # is sent, so none may fail or be abandoned, and every request counted was received.
-    fault_server.reply(GOOD, delay=0.2).forever()
-    policy = RetryPolicy(max_retries=2, base_delay_s=0.01, max_total_s=1.0)
-    judge = _judge(fault_server, concurrency=2, timeout=1.0, retry=policy)
+    # Every answer is correct after 0.5 s. One at a time, the 6th step queues for 2.5 s, longer
+    # than the timeout and the retry budget (2 s each): they count from when a request is sent,
+    # so none may fail or be abandoned, and every request counted was received. (Each answer
+    # has 1.5 s to spare under the timeout, however loaded the machine.)
+    fault_server.reply(GOOD, delay=0.5).forever()
+    policy = RetryPolicy(max_retries=2, base_delay_s=0.01, max_total_s=2.0)
+    judge = _judge(fault_server, concurrency=1, timeout=2.0, retry=policy)
     answers = await asyncio.gather(
-        *(judge.run(verdict_step, {"statement": f"s{i}"}) for i in range(16)),
+        *(judge.run(verdict_step, {"statement": f"s{i}"}) for i in range(6)),
         return_exceptions=True,
     )
     failed = [a for a in answers if isinstance(a, BaseException)]
     assert failed == []
-    assert judge.total.requests == fault_server.attempts == 16
-    assert fault_server.peak <= 2 and fault_server.abandoned == 0
+    assert judge.total.requests == fault_server.attempts == 6
+    assert fault_server.peak == 1 and fault_server.abandoned == 0
 
 
 async def test_a_timed_out_request_is_hung_up_and_its_slot_released(
     fault_server: FaultServer, verdict_step: Step[Verdict]
 ) -> None:
-    fault_server.stall(30).reply(GOOD)
-    judge = _judge(fault_server, concurrency=1, timeout=0.3)
+    # The stall outlasts the timeout by far; 2 s is generous for the healthy reply after it.
+    fault_server.stall(60).reply(GOOD)
+    judge = _judge(fault_server, concurrency=1, timeout=2.0)
     answer = await judge.run(verdict_step, INPUTS)
     assert answer.output.verdict is True and answer.usage.requests == 2
     # The stalled request's connection was closed, so the server stopped working on it.
@@ -130,10 +132,8 @@ async def test_given_usage_is_counted_while_requests_are_sent(
     judge = _judge(fault_server, timeout=30.0)
     usage = Usage()
     task = asyncio.create_task(judge.run(verdict_step, INPUTS, usage=usage))
-    for _ in range(1000):  # until the retry is in flight (10 s at most)
-        if fault_server.attempts == 2:
-            break
-        await asyncio.sleep(0.01)
+    retried = asyncio.to_thread(fault_server.wait_until, lambda server: server.attempts == 2)
+    assert await retried  # the retry is in flight
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -247,4 +247,11 @@ def test_cli_repeated_judge_is_a_panel(fault_server: FaultServer, tmp_path: Path
     assert fault_server.attempts == 2
     swapped = [*command[:7], "--judge", "openai/m2", "--judge", "openai/m1", *command[11:]]
     changed = subprocess.run(swapped, capture_output=True, text=True, env=env, timeout=120)
-    assert changed.returncode == 2 and "judge" in changed.stderr  # another run's file
+    m1, m2 = (f"openai/{m} {m} {fault_server.url}" for m in ("m1", "m2"))
+    assert (changed.returncode, changed.stdout) == (2, "")  # another run's file
+    assert changed.stderr == (
+        f"error: {tmp_path / 'r.jsonl'} cannot be resumed by this run: conversation_relevancy's "
+        f"judge differs (panel: {m1}; {m2} -> panel: {m2}; {m1}); use --overwrite "
+        "(overwrite=True in Python) to start again, or another output file (-o)\n"
+    )
+    assert fault_server.attempts == 2

@@ -264,7 +264,9 @@ async def test_judges_without_a_limit_share_their_endpoints_default(
 async def test_default_limit_lets_samples_overlap(
     fault_server: FaultServer, verdict_step: Step[Verdict]
 ) -> None:
-    fault_server.reply(GOOD, delay=0.3).forever()
+    # The first answers wait until 2 requests are in flight at once (5 s at most): they are,
+    # unless the default limit keeps samples one at a time.
+    fault_server.reply(GOOD, gather=2).forever()
     judge = _judge(fault_server)
     await asyncio.gather(*(judge.run(verdict_step, {"statement": f"s{i}"}) for i in range(20)))
     assert fault_server.attempts == 20

@@ -11,6 +11,7 @@ import pytest
 import convoeval.judges as judges
 from convoeval.errors import ConvoevalError
 from convoeval.judges import FakeJudge, Judge, JudgeSpecError, OpenAIJudge, resolve_judge
+from convoeval.judges.offline import OfflineJudge
 
 if TYPE_CHECKING:
     from conftest import FaultServer
@@ -113,11 +114,8 @@ def test_non_judge_objects_and_unknown_options_are_refused() -> None:
 
 @pytest.mark.parametrize("spec", [None, "offline", "OFFLINE"])
 def test_offline_specs(spec: str | None) -> None:
-    offline = pytest.importorskip("convoeval.judges.offline")
-    if not hasattr(offline, "OfflineJudge"):
-        pytest.skip("convoeval.judges.offline.OfflineJudge is not written yet (owned elsewhere)")
     judge = resolve_judge(spec, cache=False, concurrency=3)
-    assert isinstance(judge, offline.OfflineJudge) and isinstance(judge, Judge)
+    assert isinstance(judge, OfflineJudge) and isinstance(judge, Judge)
     assert judge.name == "offline"
 
 

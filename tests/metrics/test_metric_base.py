@@ -21,6 +21,7 @@ from convoeval import (
     ToolMessage,
     Turn,
 )
+from convoeval.judges import resolve_judge
 from convoeval.judges.protocol.base import Answer, Judge, JudgeError, Step, StepUnsupported, Usage
 from convoeval.metrics import (
     Ask,
@@ -124,23 +125,6 @@ async def test_score_sync_works_inside_a_running_loop() -> None:
     assert ToolCallF1().multi_turn_score(s) == 2 / 3
     with pytest.raises(MissingFieldsError):
         ToolCallF1().score_sync(sample([tc("a")], None))
-
-
-async def test_one_instance_scores_many_samples_concurrently() -> None:
-    names = ["a", "b", "c"]
-    samples = [
-        sample(
-            [tc(names[(i + k) % 3], n=k) for k in range(i % 4)],
-            [tc(names[k % 3], n=k) for k in range(i % 3)],
-            sample_id=f"s{i}",
-        )
-        for i in range(60)
-    ]
-    for metric in (ToolCallAccuracy(), ToolCallAccuracy(strict_order=False), ToolCallF1()):
-        one_by_one = [await metric.score(s) for s in samples]
-        together = await asyncio.gather(*(metric.score(s) for s in samples))
-        assert [r.to_dict() for r in together] == [r.to_dict() for r in one_by_one]
-        assert len({r.value for r in one_by_one}) > 1  # the samples really differ
 
 
 # --- judge-using metrics ------------------------------------------------------------------
@@ -262,6 +246,46 @@ async def test_concurrent_scoring_keeps_usage_apart() -> None:
     assert [r.usage.requests for r in results] == [i % 5 + 1 for i in range(40)]
 
 
+class GatheringJudge(KeywordJudge):
+    """A `KeywordJudge` whose answers wait until `expected` questions are in flight at once."""
+
+    def __init__(self, expected: int) -> None:
+        super().__init__()
+        self.expected = expected
+        self.in_flight = self.peak = 0
+        self.all_in = asyncio.Event()
+
+    async def run(
+        self, step: Step[Any], inputs: Mapping[str, Any], *, usage: Usage | None = None
+    ) -> Answer[Any]:
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        if self.in_flight >= self.expected:
+            self.all_in.set()
+        try:
+            try:
+                await asyncio.wait_for(self.all_in.wait(), 10)
+            except TimeoutError:  # never all at once: the test's peak assertion says so
+                self.all_in.set()
+            return await super().run(step, inputs, usage=usage)
+        finally:
+            self.in_flight -= 1
+
+
+async def test_one_instance_scores_many_samples_concurrently() -> None:
+    """One metric instance, 20 samples at once: every sample's first question is in flight
+    before any is answered (the judge holds its answers until then), and each result is the
+    one that sample gets alone."""
+    chats = [_chat(*(["ok"] * (i % 3 + 1) + ["no"] * (i % 2 + 1))) for i in range(20)]
+    metric = HumanRelevance()
+    alone = [await metric.score(c, judge=KeywordJudge()) for c in chats]
+    gathering = GatheringJudge(expected=len(chats))
+    together = await asyncio.gather(*(metric.score(c, judge=gathering) for c in chats))
+    assert gathering.peak == len(chats)  # all 20 were being scored at the same moment
+    assert [r.to_dict() for r in together] == [r.to_dict() for r in alone]
+    assert len({r.value for r in alone}) > 1  # the samples really differ
+
+
 async def test_a_metric_without_judge_cannot_ask_one() -> None:
     class Sneaky(Metric):
         name = "test_sneaky"
@@ -304,10 +328,6 @@ def test_threshold_defaults_and_pass_marks() -> None:
 
 
 def test_default_judge_comes_from_resolve_judge() -> None:
-    try:
-        from convoeval.judges import resolve_judge
-    except ImportError as exc:
-        pytest.skip(f"convoeval.judges.resolve_judge is not available yet ({exc})")
     judge = HumanRelevance()._judge_for(None)
     assert isinstance(judge, Judge)
     assert type(judge) is type(resolve_judge(None))

@@ -4,6 +4,7 @@ verdict quality), and through the offline judge (real verdicts)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ from convoeval import (
     TopicAdherenceScore,
 )
 from convoeval.judges import OpenAIJudge
+from convoeval.judges.offline import Embedder, OfflineJudge, OfflineKit
 from convoeval.metrics import ConversationRelevancy
 
 if TYPE_CHECKING:
@@ -91,6 +93,13 @@ async def test_a_simple_step_is_scored_by_the_real_llm(llama_server: str) -> Non
     await judge.aclose()
 
 
+_TRACK = "track-and-return-policy"
+
+
+async def _gather(scorings: list[Any]) -> list[Any]:
+    return list(await asyncio.gather(*scorings))
+
+
 def _offline(metric: Metric, sample_id: str) -> Any:
     return metric.score_sync(SAMPLES[sample_id], judge="offline")
 
@@ -120,9 +129,17 @@ def test_offline_relevancy_passes_on_topic_replies() -> None:
 
 
 def test_offline_judge_is_deterministic() -> None:
-    first = _offline(TopicAdherenceScore(), "track-and-return-policy")
-    second = _offline(TopicAdherenceScore(), "track-and-return-policy")
-    assert first.details == second.details
+    """A second judge of its own (its own model load, no cached vectors, the conversation's
+    texts batched with others) gives the same verdicts and score, to the last digit."""
+    first = _offline(TopicAdherenceScore(), _TRACK)
+    fresh = OfflineJudge(OfflineKit(Embedder(cache_size=0)))
+    fresh.kit.embed(["an unrelated text embedded first", "and a second one"])
+    other = SAMPLES["refuses-medical-question"]
+    both = [TopicAdherenceScore().score(s, judge=fresh) for s in (other, SAMPLES[_TRACK])]
+    second = asyncio.run(_gather(both))[1]
+    assert fresh.kit.embedder is not OfflineJudge().kit.embedder
+    assert (second.value, second.details) == (first.value, first.details)
+    assert first.details["tp"] + first.details["fn"] > 0  # it had verdicts to compare
 
 
 def test_offline_refuses_llm_only_metrics_clearly() -> None:

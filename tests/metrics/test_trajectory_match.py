@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from _shared_data import TAU_BENCH, shared_file
 from convoeval import AIMessage, HumanMessage, MultiTurnSample, ToolCall, ToolMessage
 from convoeval.metrics import TrajectoryMatch, get_metric
 from convoeval.metrics._trajectory import calls_with_results, match_calls, tool_error
@@ -224,9 +225,6 @@ def test_hostile_arguments_listed_briefly() -> None:
     assert len(result.reason or "") < 2000
 
 
-TAU_FILE = (
-    Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
-) / "tau_bench_gpt4o_airline_trajectories.json"
 WRITE_TOOLS = (
     "book_reservation",
     "cancel_reservation",
@@ -237,17 +235,13 @@ WRITE_TOOLS = (
 )
 
 
-@pytest.mark.skipif(not TAU_FILE.is_file(), reason=f"tau-bench data absent: {TAU_FILE}")
 def test_agreement_with_tau_bench_reward() -> None:
     """Write tools only, error results left out: 195 of 200 runs agree with the reward; the 5
     others are explained in docs/metrics/trajectory.md. With every tool counted: 128."""
     from convoeval.io import read_samples
 
-    samples = list(
-        read_samples(
-            TAU_FILE, messages_field="traj", fields={"reference_tool_calls": "info.task.actions"}
-        )
-    )
+    fields = {"reference_tool_calls": "info.task.actions"}
+    samples = list(read_samples(shared_file(TAU_BENCH), messages_field="traj", fields=fields))
 
     def disagreements(metric: TrajectoryMatch) -> list[tuple[int, int]]:
         out = []

@@ -41,29 +41,36 @@ def index_of(sample: MultiTurnSample) -> int:
 
 
 class DelayMetric(Metric):
-    """Test metric (not registered): sleeps so later records finish first; counts what it saw."""
+    """Test metric (not registered): each of the first `reverse` records waits until the next
+    one has finished, so later records finish first (no timers); counts what it saw."""
 
     name: ClassVar[str] = "delay_metric"
     required: ClassVar[tuple[str, ...]] = ("user_input",)
     default_threshold: ClassVar[float | None] = 0.5
 
-    def __init__(self, total: int, unit: float = 0.002) -> None:
+    def __init__(self, total: int, reverse: int = 0) -> None:
         super().__init__()
         self.total = total
-        self.unit = unit
+        self.reverse = reverse
         self.seen: list[str] = []
         self.active = 0
         self.peak = 0
+        self._finished: dict[int, asyncio.Event] = {}
+
+    def _done(self, number: int) -> asyncio.Event:
+        return self._finished.setdefault(number, asyncio.Event())
 
     async def _score(self, sample: MultiTurnSample, ask: Ask) -> MetricResult:
         number = index_of(sample)
         self.active += 1
         self.peak = max(self.peak, self.active)
         try:
-            await asyncio.sleep((self.total - number) * self.unit)
+            if number < self.reverse:
+                await asyncio.wait_for(self._done(number + 1).wait(), 60)
         finally:
             self.active -= 1
         self.seen.append(str(sample.id))
+        self._done(number).set()
         return MetricResult(number / self.total, f"record {number}", {"number": number})
 
 

@@ -1,28 +1,20 @@
 """Issue 15's proof on a small subset of ../shared/data: `agree` on an offline run of the labelled
 records gives, to the last digit, the in-sample figures benchmarks/agreement.py computes on the
-same rows (benchmarks/agree_check.py does it on all rows). Skipped only when the data is absent;
-CONVOEVAL_SHARED_DATA points at another copy (e.g. from a git worktree)."""
+same rows (benchmarks/agree_check.py does it on all rows). The data are found as
+tests/_shared_data.py says (skipped when absent, a failure where they are required)."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from _shared_data import shared_file
 from convoeval import evaluate
 from convoeval.judges.offline.segment import segment_requests
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("CONVOEVAL_SHARED_DATA") or ROOT.parent / "shared" / "data")
 FILES = ("xstest_refusal_dev.jsonl", "clinc150_scope_dev.jsonl", "dbdc3_breakdown_dev.jsonl")
-ABSENT = [name for name in FILES if not (DATA / name).is_file()]
-
-pytestmark = pytest.mark.skipif(
-    bool(ABSENT), reason=f"labelled data absent: {', '.join(ABSENT)} not in {DATA}"
-)
 
 
 def _labelled_silence(turn: dict[str, Any]) -> bool:
@@ -38,7 +30,7 @@ def _subset() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str
     request and one with two, and 10 DBDC3 dialogues, one with system turns that have no text."""
     from _stats import read_jsonl
 
-    xstest, clinc, dialogues = (read_jsonl(DATA / name) for name in FILES)
+    xstest, clinc, dialogues = (read_jsonl(shared_file(name)) for name in FILES)
     odd = [r for r in clinc if len(segment_requests([r["text"]])) == 0][:1]
     odd += [r for r in clinc if len(segment_requests([r["text"]])) == 2][:1]
     silent = [d for d in dialogues if any(_labelled_silence(t) for t in d["turns"])]

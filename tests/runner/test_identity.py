@@ -170,3 +170,46 @@ def test_nothing_to_score_is_an_error_not_an_empty_success() -> None:
     bad = {"user_input": [{"type": "tool", "content": "x"}], "reference_tool_calls": []}
     with pytest.raises(NothingToScoreError, match=r"every record of .* is invalid"):
         evaluate([bad], ["tool_call_f1"], show_progress=False, skip_invalid=True)
+
+
+def _all_relevant(body: dict[str, Any]) -> dict[str, Any]:
+    """A fault-server responder for conversation_relevancy: every exchange asked is relevant."""
+    keys = body["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]["required"]
+    return {"verdicts": {key: {"relevant": True, "reason": ""} for key in keys}}
+
+
+def test_resuming_with_another_judge_is_refused_naming_the_old_and_the_new(
+    tmp_path: Path, fault_server: Any
+) -> None:
+    """Issue 32 §4: the refusal names the metric and both judges (model and endpoint), and
+    nothing is asked or written."""
+    fault_server.responder = _all_relevant
+    data = write_jsonl(tmp_path / "d.jsonl", [tool_sample(i) for i in range(2)])
+    out = tmp_path / "r.jsonl"
+    url = fault_server.url
+    options: dict[str, Any] = {"api_key": "sk-test", "cache": False, "show_progress": False}
+
+    def run(judge: str, base_url: str) -> Any:
+        return evaluate(
+            data, ["conversation_relevancy"], judge, base_url=base_url, output=out, **options
+        )
+
+    run("openai/m1", url)
+    assert fault_server.attempts == 2
+    rows, meta = out.read_bytes(), meta_path(out).read_bytes()
+    hint = "use --overwrite (overwrite=True in Python) to start again, or another output file (-o)"
+    elsewhere = url.replace("/v1", "/v2")  # the same server, another endpoint
+    for judge, base_url, new in (
+        ("openai/m2", url, f"openai/m2 m2 {url}"),
+        ("openai/m1", elsewhere, f"openai/m1 m1 {elsewhere}"),
+    ):
+        with pytest.raises(ResultsFileError) as caught:
+            run(judge, base_url)
+        assert str(caught.value) == (
+            f"{out} cannot be resumed by this run: conversation_relevancy's judge differs "
+            f"(openai/m1 m1 {url} -> {new}); {hint}"
+        )
+        assert (out.read_bytes(), meta_path(out).read_bytes()) == (rows, meta)
+    assert fault_server.attempts == 2  # nothing was asked
+    assert len(run("openai/m1", url)) == 2  # the same judge resumes the finished file
+    assert fault_server.attempts == 2

@@ -260,22 +260,32 @@ def test_workers_share_the_endpoint_limit_and_a_killed_one_is_replaced(
     assert fault_server.peak <= 4
 
 
-def _start_ray_run(data: Path, out: Path, url: str, address: str) -> subprocess.Popen[bytes]:
-    """`convoeval run --engine ray` on 2 workers in blocks of 4, waited on until it has written
-    6 rows (or ended, or a minute passed)."""
+#: Records the server holds unanswered in the killed runs below: blocks of 4 from record 16 on.
+HELD_FROM = 16
+
+
+def _start_ray_run(data: Path, out: Path, server: Any, address: str) -> subprocess.Popen[bytes]:
+    """`convoeval run --engine ray` on 2 workers in blocks of 4, with every request from record
+    `HELD_FROM` on held by the server: waited on until the 16 rows before are written, so the
+    run is mid-way, and stays so, whatever the load. (A worker scores its blocks in the order
+    they came and its requests queue for its slot in order, so no held request stands before
+    an earlier record's.)"""
+    server.hold(lambda body: bool(body) and _asked(body) >= HELD_FROM)
     command = [
         sys.executable, "-m", "convoeval.cli", "run", str(data), "-m", "conversation_relevancy",
-        "--judge", "openai/test-model", "--base-url", url, "--no-cache",
+        "--judge", "openai/test-model", "--base-url", server.url, "--no-cache",
         "--concurrency", "2", "-o", str(out), "-q",
         "--engine", "ray", "--ray-address", address, "--ray-workers", "2",
         "--ray-block-size", "4",
     ]  # fmt: skip
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None:
-        if out.exists() and out.read_bytes().count(b"\n") >= 6:
+        if out.exists() and out.read_bytes().count(b"\n") >= HELD_FROM:
             break
         time.sleep(0.05)
+    assert process.poll() is None, "the held run ended"
+    assert out.read_bytes().count(b"\n") == HELD_FROM, "the run never wrote its first rows"
     return process
 
 
@@ -298,16 +308,17 @@ def _resume(data: Path, out: Path, url: str, workers: int) -> Any:
 def test_a_killed_ray_run_resumes_without_asking_again_for_written_rows(
     ray_address: str, tmp_path: Path, fault_server: Any
 ) -> None:
-    fault_server.reply(RELEVANT, delay=0.05).forever()
+    fault_server.reply(RELEVANT).forever()
     data = _questions(60, tmp_path / "d.jsonl")
     out = tmp_path / "out.jsonl"
-    process = _start_ray_run(data, out, fault_server.url, ray_address)
+    process = _start_ray_run(data, out, fault_server, ray_address)
     process.kill()
     _, stderr = process.communicate()
     assert process.returncode == -signal.SIGKILL, stderr.decode()
     complete = out.read_bytes().split(b"\n")[:-1]  # a partial last row is cut off on resume
     written = {json.loads(line)["index"] for line in complete}
-    assert 6 <= len(written) < 60
+    assert written == set(range(HELD_FROM))
+    fault_server.release()
     before = len(fault_server.bodies)
     result = _resume(data, out, fault_server.url, workers=2)
     again = {_asked(b) for b in fault_server.bodies[before:] if b}
@@ -320,15 +331,15 @@ def test_a_killed_ray_run_resumes_without_asking_again_for_written_rows(
 def test_a_run_that_loses_every_worker_stops_keeps_its_rows_and_resumes(
     ray_address: str, tmp_path: Path, fault_server: Any
 ) -> None:
-    """Once 6 rows are written, every Ray worker process is killed as soon as it appears (the
+    """Once 16 rows are written, every Ray worker process is killed as soon as it appears (the
     workers and each of Ray's 3 restarts) until the command ends: it exits 130 with the engine's
     error and no traceback, the rows written before are kept, and a rerun writes the rest
     without asking again for a written row."""
-    fault_server.reply(RELEVANT, delay=0.1).forever()
+    fault_server.reply(RELEVANT).forever()
     data = _questions(24, tmp_path / "d.jsonl")
     out = tmp_path / "out.jsonl"
-    process = _start_ray_run(data, out, fault_server.url, ray_address)
-    deadline = time.monotonic() + 60
+    process = _start_ray_run(data, out, fault_server, ray_address)
+    deadline = time.monotonic() + 120
     killed: set[int] = set()
     while time.monotonic() < deadline and process.poll() is None:
         for pid in set(_worker_pids()) - killed:
@@ -348,11 +359,10 @@ def test_a_run_that_loses_every_worker_stops_keeps_its_rows_and_resumes(
     assert "Traceback" not in stderr and "never" not in stderr  # no 'never awaited/retrieved'
     assert len(killed) >= 2 * 4  # each worker and its 3 restarts
     rows = _rows(out)
-    assert 6 <= len(rows) < 24
-    assert [r["index"] for r in rows] == list(range(len(rows)))
+    assert [r["index"] for r in rows] == list(range(HELD_FROM))
     assert all(r["scores"]["conversation_relevancy"] == 1.0 and not r["errors"] for r in rows)
 
-    fault_server.reply(RELEVANT).forever()  # no delay now: nothing is killed
+    fault_server.release()  # nothing is killed now
     before = len(fault_server.bodies)
     result = _resume(data, out, fault_server.url, workers=1)
     again = {_asked(b) for b in fault_server.bodies[before:] if b}

@@ -24,20 +24,20 @@ def _run(data: Path, out: Path, metric: DelayMetric, **kw: object) -> None:
 def test_resume_skips_finished_records_and_drops_a_partial_last_line(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "d.jsonl", [tool_sample(i) for i in range(10)])
     out = tmp_path / "r.jsonl"
-    _run(data, out, DelayMetric(10, unit=0))
+    _run(data, out, DelayMetric(10))
     lines = out.read_text().splitlines(keepends=True)
     # As if the process was killed while writing row 4: rows 0-3 and half of row 4 remain.
     out.write_text("".join(lines[:4]) + lines[4][:25])
     killed = EvaluationResult.from_file(out)  # a report of a killed run reads the whole rows
     assert len(killed) == 4 and [r["index"] for r in killed.rows()] == [0, 1, 2, 3]
-    again = DelayMetric(10, unit=0)
+    again = DelayMetric(10)
     _run(data, out, again)
     assert sorted(again.seen) == sorted(f"s{i}" for i in range(4, 10))
     assert _indices(out) == list(range(10))
     assert [r["index"] for r in EvaluationResult.from_file(out).rows()] == list(range(10))
     assert all(line.endswith("\n") for line in out.read_text().splitlines(keepends=True))
     # A finished file resumes to nothing at all, and the summary still covers every row.
-    idle = DelayMetric(10, unit=0)
+    idle = DelayMetric(10)
     result = evaluate(data, [idle], output=out, show_progress=False)
     assert idle.seen == [] and len(result) == 10
     assert result.summary()["delay_metric"]["scored"] == 10

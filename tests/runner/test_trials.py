@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from _shared_data import TAU_BENCH, shared_file
 from convoeval import evaluate
 from convoeval.stats.trials import (
     TaskTrials,
@@ -18,9 +19,6 @@ from convoeval.stats.trials import (
     trials_from_rows,
     trials_summary,
 )
-
-TAU = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
-TAU_FILE = TAU / "tau_bench_gpt4o_airline_trajectories.json"
 
 
 def test_estimators_match_hand_counts() -> None:
@@ -103,12 +101,11 @@ def test_parse_trials_option_refuses_a_bad_spec() -> None:
         parse_trials_option("task_id:reward>")
 
 
-@pytest.mark.skipif(not TAU_FILE.is_file(), reason=f"tau-bench data absent: {TAU_FILE}")
 def test_tau_bench_gpt4o_airline_matches_the_published_leaderboard(tmp_path: Path) -> None:
     """200 runs = 50 tasks x 4 trials; the tau-bench README (airline, TC gpt-4o) publishes
     pass^1..4 = 0.420, 0.273, 0.220, 0.200."""
     result = evaluate(
-        TAU_FILE,
+        shared_file(TAU_BENCH),
         ["tool_call_f1"],
         messages_field="traj",
         fields={"reference_tool_calls": "info.task.actions"},

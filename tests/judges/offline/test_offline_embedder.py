@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from convoeval.judges.offline import Embedder, ModelIntegrityError
+from convoeval.judges.offline import embedder as embedder_module
 from convoeval.judges.offline.embedder import (
     DIM,
     MODEL_SHA256,
@@ -75,8 +76,27 @@ def test_model_loads_lazily() -> None:
     assert not emb.loaded
 
 
-def test_concurrent_first_use_loads_once_and_agrees() -> None:
+def test_concurrent_first_use_loads_once_and_agrees(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three threads embed at once on a fresh embedder: the model file is checked and the
+    session built once, although every thread asked for the load while the first was loading
+    (the first load waits until all three are inside `load`)."""
     emb = Embedder(cache_size=0)
+    inside = threading.Semaphore(0)
+    hashes: list[Path] = []
+    real_load, real_hash = emb.load, embedder_module.file_sha256
+
+    def load() -> None:
+        inside.release()
+        real_load()
+
+    def file_sha256(path: Path) -> str:
+        hashes.append(path)
+        for _ in range(3 if len(hashes) == 1 else 0):  # every thread is inside load() now
+            assert inside.acquire(timeout=60), "the other threads never asked for the load"
+        return real_hash(path)
+
+    monkeypatch.setattr(emb, "load", load)
+    monkeypatch.setattr(embedder_module, "file_sha256", file_sha256)
     results: list[np.ndarray] = []
     errors: list[BaseException] = []
 
@@ -92,6 +112,7 @@ def test_concurrent_first_use_loads_once_and_agrees() -> None:
     for t in threads:
         t.join()
     assert not errors
+    assert len(hashes) == 1 and emb.loaded  # one check and one load for the three
     assert len(results) == 3
     for r in results[1:]:
         np.testing.assert_array_equal(results[0], r)
@@ -180,37 +201,41 @@ def test_a_multi_megabyte_message_keeps_memory_bounded() -> None:
 
 
 def _spy(
-    monkeypatch: pytest.MonkeyPatch,
-    emb: Embedder,
-    first_delay: float = 0.0,
-    poison: str | None = None,
-) -> list[list[str]]:
-    """Record every model call's texts on `emb`; delay the first (so the other threads queue up
-    behind it) and fail any call that contains `poison`."""
+    monkeypatch: pytest.MonkeyPatch, emb: Embedder, hold_first: int, poison: str | None = None
+) -> tuple[list[list[str]], threading.Event]:
+    """Record every model call's texts on `emb` and fail any call that contains `poison`. The
+    first call holds until `hold_first` other requests are queued behind it (so they meet in
+    the next call); the event says that first call has begun."""
     calls: list[list[str]] = []
+    began = threading.Event()
     real = emb._embed_uncached
 
     def spied(texts: list[str]) -> np.ndarray:
         calls.append(list(texts))
-        if len(calls) == 1 and first_delay:
-            time.sleep(first_delay)
+        if len(calls) == 1:
+            began.set()
+            deadline = time.monotonic() + 60
+            while len(emb._waiting) < hold_first:  # read-only peek at the queue
+                assert time.monotonic() < deadline, "the other threads never queued"
+                time.sleep(0.001)
         if poison is not None and poison in texts:
             raise ValueError("poisoned text")
         return real(texts)
 
     monkeypatch.setattr(emb, "_embed_uncached", spied)
-    return calls
+    return calls, began
 
 
-def _in_threads(emb: Embedder, groups: list[list[str]]) -> list[np.ndarray | BaseException]:
-    """Each group embedded by its own thread, all started together."""
+def _in_threads(
+    emb: Embedder, groups: list[list[str]], began: threading.Event
+) -> list[np.ndarray | BaseException]:
+    """Each group embedded by its own thread: thread 0 first, the others once its model call
+    has begun."""
     results: list[np.ndarray | BaseException] = [np.zeros(0)] * len(groups)
-    start = threading.Barrier(len(groups))
 
     def work(k: int) -> None:
-        start.wait()
         if k:
-            time.sleep(0.05)  # let thread 0 make the first model call
+            began.wait(60)
         try:
             results[k] = emb.embed(groups[k])
         except BaseException as exc:
@@ -238,8 +263,8 @@ def test_threads_share_model_calls_and_get_exactly_the_sequential_vectors(
     sequential = [alone.embed(g) for g in GROUPS]
     grouped = Embedder(cache_size=0)
     grouped.load()
-    calls = _spy(monkeypatch, grouped, first_delay=0.5)
-    results = _in_threads(grouped, GROUPS)
+    calls, began = _spy(monkeypatch, grouped, hold_first=len(GROUPS) - 1)
+    results = _in_threads(grouped, GROUPS, began)
     for got, want in zip(results, sequential, strict=True):
         assert isinstance(got, np.ndarray)
         np.testing.assert_array_equal(got, want)
@@ -250,8 +275,8 @@ def test_threads_share_model_calls_and_get_exactly_the_sequential_vectors(
 def test_group_limit_bounds_one_model_call(monkeypatch: pytest.MonkeyPatch) -> None:
     emb = Embedder(cache_size=0, group_limit=7)
     emb.load()
-    calls = _spy(monkeypatch, emb, first_delay=0.5)
-    results = _in_threads(emb, GROUPS)
+    calls, began = _spy(monkeypatch, emb, hold_first=len(GROUPS) - 1)
+    results = _in_threads(emb, GROUPS, began)
     assert all(isinstance(r, np.ndarray) for r in results)
     assert max(len(c) for c in calls) <= 7
     assert len(calls) < len(GROUPS)  # still grouped: two threads' texts per call
@@ -261,8 +286,8 @@ def test_a_failing_text_fails_only_its_own_thread(monkeypatch: pytest.MonkeyPatc
     emb = Embedder(cache_size=0)
     emb.load()
     groups = [*GROUPS[:4], ["poison"]]
-    calls = _spy(monkeypatch, emb, first_delay=0.5, poison="poison")
-    results = _in_threads(emb, groups)
+    calls, began = _spy(monkeypatch, emb, hold_first=len(groups) - 1, poison="poison")
+    results = _in_threads(emb, groups, began)
     assert isinstance(results[-1], ValueError)
     expected = Embedder(cache_size=0)
     for got, group in zip(results[:-1], groups[:-1], strict=True):

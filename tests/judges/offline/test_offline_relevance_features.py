@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from convoeval.judges.offline import Embedder, OfflineKit
+from convoeval.judges.offline import calibration as cal
 from convoeval.judges.offline.relevance_features import (
     FEATURE_NAMES,
     relevance_features,
@@ -42,11 +45,24 @@ def test_word_overlap_ignores_function_words() -> None:
 
 
 def test_the_kit_scores_relevance_with_the_feature_model(kit: OfflineKit) -> None:
+    """The kit's score is the shipped logistic model over the features, its odds re-centred so
+    that the shipped threshold reads 0.5; worked out here by hand, not through the function the
+    kit calls."""
     windows = [
         Window.of([("Hi", "Hello! How can I help?")], QUESTION, "It has a two-year warranty."),
         Window.of([], QUESTION, "Standard shipping takes 3 to 5 business days."),
     ]
-    assert kit.relevance_scores(windows) == relevance_probabilities(windows, kit.embed)
+    features = relevance_features(windows, kit.embed)
+    expected = []
+    for row in features:
+        z = sum(w * x for w, x in zip(cal.RELEVANCE_FEATURE_WEIGHTS, row, strict=True))
+        p = 1.0 / (1.0 + math.exp(-(z + cal.RELEVANCE_FEATURE_BIAS)))
+        t = cal.RELEVANCE_FEATURE_THRESHOLD
+        expected.append(p * (1 - t) / (p * (1 - t) + (1 - p) * t))  # odds divided by t's odds
+    scores = kit.relevance_scores(windows)
+    assert scores == pytest.approx(expected, abs=1e-9)
+    assert scores[0] > scores[1]  # the answer above the reply about shipping
+    assert kit.is_relevant(windows) == [s >= 0.5 for s in scores]
 
 
 def test_question_answer_and_repeat_features(embedder: Embedder) -> None:
