@@ -51,6 +51,7 @@ EXPECTED = {
     "ConvoevalError",
     "DataError",
     "ConversionError",
+    "JudgeAuthError",
     "JudgeError",
     "JudgePanel",
     "MissingFieldsError",

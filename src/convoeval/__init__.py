@@ -10,7 +10,7 @@ from convoeval._version import VERSION as __version__
 from convoeval.errors import ConvoevalError
 from convoeval.io.errors import ConversionError, DataError
 from convoeval.judges.panel import JudgePanel
-from convoeval.judges.protocol.base import JudgeError
+from convoeval.judges.protocol.base import JudgeAuthError, JudgeError
 from convoeval.metrics import (
     AgentGoalAccuracyWithoutReference,
     AgentGoalAccuracyWithReference,
@@ -82,6 +82,7 @@ __all__ = [
     "DataError",
     "EvaluationResult",
     "HumanMessage",
+    "JudgeAuthError",
     "JudgeError",
     "JudgePanel",
     "KnowledgeRetentionMetric",

@@ -19,6 +19,7 @@ PUBLIC = {
     "Answer",
     "FakeJudge",
     "Judge",
+    "JudgeAuthError",
     "JudgeCache",
     "JudgeConfigError",
     "JudgeError",
