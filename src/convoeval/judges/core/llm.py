@@ -1,7 +1,9 @@
 """`LLMJudge`: the one core every model-backed judge runs through (as inspect_ai's `Model` wraps
 a `ModelAPI`). A `Backend` does one round trip; the core owns the answer cache, the concurrency
 limit, the per-request timeout, retries within a time budget, output-mode fallback and parameter
-adaptation, the one re-ask, usage accounting and the masking of credentials in errors.
+adaptation, the one re-ask, usage accounting, the masking of credentials in errors and answers
+(no answer leaves the judge, or enters its cache, holding a key), and the stop at the first
+refusal of the credentials.
 """
 
 from __future__ import annotations
@@ -36,7 +38,14 @@ from convoeval.judges.protocol._answers import (
     estimate_tokens,
     raw_text,
 )
-from convoeval.judges.protocol.base import Answer, JudgeConfigError, JudgeError, Usage
+from convoeval.judges.protocol._redact import register_secret, scrub, scrub_data
+from convoeval.judges.protocol.base import (
+    Answer,
+    JudgeAuthError,
+    JudgeConfigError,
+    JudgeError,
+    Usage,
+)
 from convoeval.judges.protocol.step import Step
 
 OutT = TypeVar("OutT", bound=BaseModel)
@@ -72,6 +81,11 @@ class LLMJudge:
     its own re-ask, retries, budget and cache entry, and the answers are combined by majority
     vote (judges/ensembles/samples.py); `Answer.vote` keeps every sample and each verdict's
     confidence.
+
+    Credentials: the backend's secrets are registered when the judge is built, so every answer,
+    error, row and report is scrubbed of them (judges/protocol/_redact.py). The first answer
+    that refuses them (401/403) raises `JudgeAuthError`, and from then on the judge sends
+    nothing more: every request raises it again, until `check_credentials` passes.
 
     Hooks for subclasses (the batch judge uses both): `keyed = True` puts each question's cache
     key on its `BackendRequest.key` even when the judge has no cache (or lost it), and
@@ -111,6 +125,10 @@ class LLMJudge:
         self.samples = samples
         #: Everything this judge spent so far, failed and cancelled steps included.
         self.total = Usage()
+        #: What the server said when it refused the credentials (None: not refused).
+        self._refused: str | None = None
+        for secret in backend.secrets():
+            register_secret(secret)
 
     @property
     def concurrency(self) -> int | None:
@@ -136,6 +154,26 @@ class LLMJudge:
     async def aclose(self) -> None:
         """Close the backend's connections on this event loop (optional)."""
         await self.backend.aclose()
+
+    async def check_credentials(self) -> None:
+        """Send the backend's smallest authenticated request (its `check_credentials`, when it
+        has one) before anything is scored: `JudgeAuthError` when the server refuses the
+        credentials. Any other outcome proves nothing, lets the run go on and forgets an earlier
+        refusal (a fixed key is tried again)."""
+        check = getattr(self.backend, "check_credentials", None)
+        if check is None:
+            return
+        self._refused = await check(self.timeout or CHECK_TIMEOUT_S)
+        if self._refused is not None:
+            raise self._refusal("when checked before scoring; nothing was scored")
+
+    def _refusal(self, when: str = "") -> JudgeAuthError:
+        """The error of refused credentials (`_refused` says what the server answered)."""
+        return JudgeAuthError(
+            f"the judge {self.name} at {self.backend.endpoint} refused its credentials "
+            f"({self._refused}){f' {when}' if when else ''}: nothing more is sent with them. "
+            "Check the API key (api_key=, --api-key or OPENAI_API_KEY)"
+        )
 
     async def run(
         self, step: Step[OutT], inputs: Any, *, usage: Usage | None = None
@@ -256,8 +294,8 @@ class LLMJudge:
             return None
         if stored is None:
             return None
-        try:
-            return accept(step, inputs, RawReply(content=stored))
+        try:  # scrubbed: an entry written before its key was masked never leaves with it
+            return accept(step, inputs, RawReply(content=scrub(stored)))
         except AnswerProblem:
             return None  # stale entry (schema or check changed): ask again
 
@@ -311,8 +349,12 @@ class LLMJudge:
                     mode += 1
                     learned.fall_back(mode)
                     continue
+                if failure.kind is Failure.CREDENTIALS_REFUSED:
+                    if self._refused is None:
+                        self._refused = failure.message
+                    raise self._refusal() from None
                 raise JudgeError(step.name, failure.message) from None
-            return RawReply(content=reply.content, finish_reason=reply.finish_reason)
+            return RawReply(content=_scrubbed(reply.content), finish_reason=reply.finish_reason)
 
     async def _send(self, request: BackendRequest, tally: _Tally) -> BackendReply:
         """Send with retries: a slot per attempt, the timeout from sending, the budget spent only
@@ -322,6 +364,8 @@ class LLMJudge:
         attempts = 0
         while True:
             async with self._slot():
+                if self._refused is not None:  # refused meanwhile: send nothing more
+                    raise self._refusal()
                 attempts += 1
                 tally.add(_ONE_REQUEST)  # counted when sent, whatever happens next
                 started = policy.clock()
@@ -386,6 +430,19 @@ class LLMJudge:
 
 #: What sending one request adds to a usage.
 _ONE_REQUEST = Usage(requests=1)
+#: Seconds the credentials check may take when the judge has no request timeout.
+CHECK_TIMEOUT_S = 30.0
+
+
+def _scrubbed(content: object) -> object:
+    """A backend's answer with every registered key masked (text, mapping or model)."""
+    if isinstance(content, str):
+        return scrub(content)
+    if isinstance(content, BaseModel):
+        dumped = content.model_dump(mode="json")
+        cleaned = scrub_data(dumped)
+        return content if cleaned == dumped else cleaned
+    return scrub_data(content)
 
 
 def _attempts(count: int) -> str:
