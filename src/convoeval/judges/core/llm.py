@@ -26,6 +26,7 @@ from convoeval.judges.core.backend import (
 )
 from convoeval.judges.core.cache import JudgeCache, cache_key
 from convoeval.judges.core.endpoints import ENDPOINTS, MODES, EndpointRegistry
+from convoeval.judges.core.keys import Credentials, scrubbed
 from convoeval.judges.core.retry import Limiter, RetryBudget, RetryPolicy
 from convoeval.judges.ensembles.repeat import current_repeat, repeat_sampling
 from convoeval.judges.ensembles.samples import combine, sample_sampling
@@ -38,14 +39,8 @@ from convoeval.judges.protocol._answers import (
     estimate_tokens,
     raw_text,
 )
-from convoeval.judges.protocol._redact import register_secret, scrub, scrub_data
-from convoeval.judges.protocol.base import (
-    Answer,
-    JudgeAuthError,
-    JudgeConfigError,
-    JudgeError,
-    Usage,
-)
+from convoeval.judges.protocol._redact import scrub
+from convoeval.judges.protocol.base import Answer, JudgeConfigError, JudgeError, Usage
 from convoeval.judges.protocol.step import Step
 
 OutT = TypeVar("OutT", bound=BaseModel)
@@ -82,10 +77,10 @@ class LLMJudge:
     vote (judges/ensembles/samples.py); `Answer.vote` keeps every sample and each verdict's
     confidence.
 
-    Credentials: the backend's secrets are registered when the judge is built, so every answer,
-    error, row and report is scrubbed of them (judges/protocol/_redact.py). The first answer
-    that refuses them (401/403) raises `JudgeAuthError`, and from then on the judge sends
-    nothing more: every request raises it again, until `check_credentials` passes.
+    Credentials (judges/core/keys.py): the backend's secrets are registered when the judge is
+    built, so every answer, error, row and report is scrubbed of them. The first refusal of
+    them (401/403) raises `JudgeAuthError`; from then on every request raises it again unsent,
+    until `check_credentials` passes.
 
     Hooks for subclasses (the batch judge uses both): `keyed = True` puts each question's cache
     key on its `BackendRequest.key` even when the judge has no cache (or lost it), and
@@ -125,10 +120,8 @@ class LLMJudge:
         self.samples = samples
         #: Everything this judge spent so far, failed and cancelled steps included.
         self.total = Usage()
-        #: What the server said when it refused the credentials (None: not refused).
-        self._refused: str | None = None
-        for secret in backend.secrets():
-            register_secret(secret)
+        #: Its keys: registered for scrubbing; refused (401/403) and then never sent again.
+        self.credentials = Credentials(name, backend.endpoint, backend.secrets())
 
     @property
     def concurrency(self) -> int | None:
@@ -158,22 +151,10 @@ class LLMJudge:
     async def check_credentials(self) -> None:
         """Send the backend's smallest authenticated request (its `check_credentials`, when it
         has one) before anything is scored: `JudgeAuthError` when the server refuses the
-        credentials. Any other outcome proves nothing, lets the run go on and forgets an earlier
-        refusal (a fixed key is tried again)."""
+        credentials. Any other outcome proves nothing and lets the run go on."""
         check = getattr(self.backend, "check_credentials", None)
-        if check is None:
-            return
-        self._refused = await check(self.timeout or CHECK_TIMEOUT_S)
-        if self._refused is not None:
-            raise self._refusal("when checked before scoring; nothing was scored")
-
-    def _refusal(self, when: str = "") -> JudgeAuthError:
-        """The error of refused credentials (`_refused` says what the server answered)."""
-        return JudgeAuthError(
-            f"the judge {self.name} at {self.backend.endpoint} refused its credentials "
-            f"({self._refused}){f' {when}' if when else ''}: nothing more is sent with them. "
-            "Check the API key (api_key=, --api-key or OPENAI_API_KEY)"
-        )
+        if check is not None:
+            await self.credentials.check(check, self.timeout)
 
     async def run(
         self, step: Step[OutT], inputs: Any, *, usage: Usage | None = None
@@ -350,11 +331,9 @@ class LLMJudge:
                     learned.fall_back(mode)
                     continue
                 if failure.kind is Failure.CREDENTIALS_REFUSED:
-                    if self._refused is None:
-                        self._refused = failure.message
-                    raise self._refusal() from None
+                    raise self.credentials.refuse(failure.message) from None
                 raise JudgeError(step.name, failure.message) from None
-            return RawReply(content=_scrubbed(reply.content), finish_reason=reply.finish_reason)
+            return RawReply(content=scrubbed(reply.content), finish_reason=reply.finish_reason)
 
     async def _send(self, request: BackendRequest, tally: _Tally) -> BackendReply:
         """Send with retries: a slot per attempt, the timeout from sending, the budget spent only
@@ -364,8 +343,7 @@ class LLMJudge:
         attempts = 0
         while True:
             async with self._slot():
-                if self._refused is not None:  # refused meanwhile: send nothing more
-                    raise self._refusal()
+                self.credentials.before_sending()  # refused meanwhile: send nothing more
                 attempts += 1
                 tally.add(_ONE_REQUEST)  # counted when sent, whatever happens next
                 started = policy.clock()
@@ -430,19 +408,6 @@ class LLMJudge:
 
 #: What sending one request adds to a usage.
 _ONE_REQUEST = Usage(requests=1)
-#: Seconds the credentials check may take when the judge has no request timeout.
-CHECK_TIMEOUT_S = 30.0
-
-
-def _scrubbed(content: object) -> object:
-    """A backend's answer with every registered key masked (text, mapping or model)."""
-    if isinstance(content, str):
-        return scrub(content)
-    if isinstance(content, BaseModel):
-        dumped = content.model_dump(mode="json")
-        cleaned = scrub_data(dumped)
-        return content if cleaned == dumped else cleaned
-    return scrub_data(content)
 
 
 def _attempts(count: int) -> str:
