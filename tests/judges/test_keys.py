@@ -159,6 +159,16 @@ def test_scrub_masks_every_form_of_a_registered_key() -> None:
     assert scrub("the gw-t gateway") == "the gw-t gateway"
 
 
+def test_scrub_masks_a_key_json_html_and_url_escaped() -> None:
+    import html
+    from urllib.parse import quote
+
+    key = 'tok"en&val+ue/9Lw2Qa<7'
+    register_secret(key)
+    for form in (json.dumps(key)[1:-1], html.escape(key), quote(key, safe="")):
+        assert form != key and scrub(f"[{form}]") == f"[{MASK}]", form
+
+
 def test_short_keys_and_placeholders_do_not_mask_ordinary_words() -> None:
     register_secret("ollama")  # local servers take any short word as a key
     assert scrub("ollama serves the model") == "ollama serves the model"
