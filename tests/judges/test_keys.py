@@ -255,6 +255,18 @@ def test_answers_are_scrubbed_before_the_cache_and_when_read_from_it(
     assert second.details == first.details
 
 
+async def test_a_refusal_echoing_a_short_key_masks_it(fault_server: Any) -> None:
+    """A key too short to scrub from everything (under 8 characters) is still masked in the
+    refusal's message."""
+    from convoeval import OpenAIJudge, TopicAdherenceScore
+
+    fault_server.error(401, "key k-12345 is not valid").forever()
+    judge = OpenAIJudge("m", base_url=fault_server.url, api_key="k-12345", cache=False)
+    with pytest.raises(JudgeAuthError) as caught:
+        await TopicAdherenceScore().score(parcels(1)[0], judge=judge)
+    assert "k-12345" not in str(caught.value) and f"key {MASK} is not valid" in str(caught.value)
+
+
 @pytest.mark.parametrize("status", [401, 403])
 def test_evaluate_raises_judge_auth_error_with_the_message_scrubbed(
     fault_server: Any, status: int

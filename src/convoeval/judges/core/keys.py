@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 
 from pydantic import BaseModel
 
-from convoeval.judges.protocol._redact import register_secret, scrub, scrub_data
+from convoeval.judges.protocol._redact import redact, register_secret, scrub, scrub_data
 from convoeval.judges.protocol.base import JudgeAuthError
 
 #: Seconds the credentials check may take at most (past them it proves nothing: the run goes on).
@@ -37,6 +37,7 @@ class Credentials:
         self.endpoint = endpoint
         #: What the server said when it refused them (None: not refused).
         self.refused: str | None = None
+        self._secrets = secrets  # masked in its errors even when too short to register
         for secret in secrets:
             register_secret(secret)
 
@@ -61,8 +62,10 @@ class Credentials:
             raise self.error("when checked before scoring; nothing was scored")
 
     def error(self, when: str = "") -> JudgeAuthError:
+        """The refusal as an error, quoting the server (its secrets masked, short ones too)."""
+        said = redact(str(self.refused), self._secrets)
         return JudgeAuthError(
             f"the judge {self.name} at {self.endpoint} refused its credentials "
-            f"({self.refused}){f' {when}' if when else ''}: nothing more is sent with them. "
+            f"({said}){f' {when}' if when else ''}: nothing more is sent with them. "
             "Check the API key (api_key=, --api-key or OPENAI_API_KEY)"
         )
