@@ -107,6 +107,8 @@ class Action:
     delay: float = 0.0
     content_type: str = "application/json"
     gather: int = 0
+    #: When set, the answer waits until this event is set (or the server closes).
+    hold: threading.Event | None = None
 
 
 class FaultServer:
@@ -118,6 +120,12 @@ class FaultServer:
         self.default: Action | None = None
         #: When the script is used up: the answer content as a function of the request body.
         self.responder: Callable[[dict[str, Any]], Any] | None = None
+        #: Like `responder`, also given the API key the request carried (its bearer token), for
+        #: a judge that echoes its key back.
+        self.key_responder: Callable[[dict[str, Any], str], Any] | None = None
+        #: The answer to `GET /models` (None: 404) and the headers of each such request.
+        self.models: Action | None = None
+        self.model_requests: list[dict[str, str]] = []
         self.attempts = 0
         self.bodies: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -170,10 +178,19 @@ class FaultServer:
         return self._add(Action("reply", text, finish_reason, usage, delay=delay, gather=gather))
 
     def error(
-        self, status: int, message: str = "injected fault", headers: dict[str, str] | None = None
+        self,
+        status: int,
+        message: str = "injected fault",
+        headers: dict[str, str] | None = None,
+        *,
+        hold: threading.Event | None = None,
+        gather: int = 0,
     ) -> FaultServer:
-        """An HTTP error with an OpenAI-style error body."""
-        return self._add(Action("error", message, status=status, headers=dict(headers or {})))
+        """An HTTP error with an OpenAI-style error body; with `hold`, sent once it is set; with
+        `gather=N`, once N requests were in flight at once (as `reply`)."""
+        headers = dict(headers or {})
+        action = Action("error", message, status=status, headers=headers, hold=hold, gather=gather)
+        return self._add(action)
 
     def stall(self, seconds: float) -> FaultServer:
         """Wait `seconds` before answering (past the client's timeout)."""
@@ -190,6 +207,15 @@ class FaultServer:
     def reset_mid_body(self, partial: str = '{"id": "chatcmpl-cut", "choi') -> FaultServer:
         """Announce a longer body, send `partial`, then reset the connection (TCP RST)."""
         return self._add(Action("reset", partial))
+
+    def models_answer(self, status: int = 200, message: str = "injected fault") -> FaultServer:
+        """Answer `GET /models` with 200 and an empty list, or with an error `status` saying
+        `message` (the default is 404)."""
+        if status == 200:
+            self.models = Action("raw", '{"object": "list", "data": []}', status=200)
+        else:
+            self.models = Action("error", message, status=status)
+        return self
 
     def wait_until_idle(self, timeout: float = 10.0) -> bool:
         """Block until no request is being handled (True) or `timeout` passes (False)."""
@@ -238,6 +264,9 @@ class FaultServer:
                 return self._script.popleft()
             if self.responder is not None:
                 return Action("reply", json.dumps(self.responder(body)))
+            if self.key_responder is not None:
+                key = headers.get("authorization", "").removeprefix("Bearer ")
+                return Action("reply", json.dumps(self.key_responder(body, key)))
             if self.default is not None:
                 return self.default
             return Action("error", "fault script exhausted", status=418)
@@ -326,6 +355,18 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
             except OSError:
                 pass
 
+        def do_GET(self) -> None:
+            if not self.path.split("?")[0].endswith("/models"):
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            with server._lock:
+                server.model_requests.append({k.lower(): v for k, v in self.headers.items()})
+                action = server.models
+            if action is None:
+                self._send(404, {"error": {"message": "no models route here"}})
+            else:
+                self._act(action)
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
@@ -381,6 +422,9 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
                 return True
             if action.gather:
                 server._gather(action.gather)
+            while action.hold is not None and not action.hold.wait(0.02):
+                if server.closing.is_set():
+                    break
             if action.delay and self._client_left_during(action.delay):
                 return False
             if action.kind == "error":

@@ -54,6 +54,7 @@ EXPECTED = {
     "ConvoevalError",
     "DataError",
     "ConversionError",
+    "JudgeAuthError",
     "JudgeError",
     "JudgePanel",
     "MissingFieldsError",

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from convoeval.io.errors import ConversionError, DataError
     from convoeval.judges.openai.judge import OpenAIJudge
     from convoeval.judges.panel import JudgePanel
-    from convoeval.judges.protocol.base import JudgeError
+    from convoeval.judges.protocol.base import JudgeAuthError, JudgeError
     from convoeval.metrics import (
         AgentGoalAccuracyWithoutReference,
         AgentGoalAccuracyWithReference,
@@ -82,6 +82,7 @@ _HOMES: dict[str, str] = {
     "evaluate": "convoeval.runner",
     "EvaluationResult": "convoeval.runner",
     "HumanMessage": "convoeval.schema",
+    "JudgeAuthError": "convoeval.judges.protocol.base",
     "JudgeError": "convoeval.judges.protocol.base",
     "JudgePanel": "convoeval.judges.panel",
     "KnowledgeRetentionMetric": "convoeval.metrics",
@@ -147,6 +148,7 @@ __all__ = [
     "DataError",
     "EvaluationResult",
     "HumanMessage",
+    "JudgeAuthError",
     "JudgeError",
     "JudgePanel",
     "KnowledgeRetentionMetric",

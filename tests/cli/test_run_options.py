@@ -56,7 +56,7 @@ def test_failed_pairs_exit_4_and_retry_failed_rescores_only_them(
     _write(tmp_path / "d.jsonl", 3)
     args = ["run", "d.jsonl", "-m", f"tool_call_f1,{GOAL}", "-o", "r.jsonl", "--no-cache"]
     args += ["--fail-under", "tool_call_f1=0.5", *_judge_args(fault_server.url)]
-    fault_server.error(401, "Incorrect API key provided").forever()
+    fault_server.error(404, "The model test-model does not exist").forever()
     first = _convoeval(*args, cwd=tmp_path)
     assert first.returncode == 4, first.stderr
     assert "failed: 3 (record, metric) pairs could not be scored" in first.stderr

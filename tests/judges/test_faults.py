@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from convoeval.judges import JudgeError, OpenAIJudge, Step
+from convoeval.judges import JudgeAuthError, JudgeError, OpenAIJudge, Step
 from convoeval.judges.core.retry import RetryPolicy, parse_retry_after
 
 if TYPE_CHECKING:
@@ -282,13 +282,23 @@ async def test_json_mode_rejection_falls_back_to_schema_in_prompt(
     assert "JSON schema" in fault_server.bodies[2]["messages"][0]["content"]
 
 
-@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [
+        (400, JudgeError),
+        (401, JudgeAuthError),
+        (403, JudgeAuthError),
+        (404, JudgeError),
+        (422, JudgeError),
+    ],
+)
 async def test_client_errors_are_not_retried(
-    fault_server: FaultServer, verdict_step: Step[Verdict], status: int
+    fault_server: FaultServer, verdict_step: Step[Verdict], status: int, error: type[Exception]
 ) -> None:
+    # 401 and 403 refuse the credentials: not a failed step but a stop (JudgeAuthError).
     fault_server.error(status, "you did something wrong").forever()
     judge = _judge(fault_server, api_key="sk-must-not-leak")
-    with pytest.raises(JudgeError, match=f"HTTP {status}") as caught:
+    with pytest.raises(error, match=f"HTTP {status}") as caught:
         await judge.run(verdict_step, INPUTS)
     assert fault_server.attempts == 1
     assert "sk-must-not-leak" not in str(caught.value)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from convoeval.judges import JudgeError, OpenAIJudge, Step, Usage
+from convoeval.judges import JudgeAuthError, JudgeError, OpenAIJudge, Step, Usage
 from convoeval.judges.core.retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -67,9 +67,9 @@ async def test_401_echoing_the_key_never_shows_it(
 ) -> None:
     echoed = f"Incorrect API key provided: Bearer {KEY}. You can find your API key at ..."
     fault_server.error(401, echoed)
-    with pytest.raises(JudgeError) as caught:
+    with pytest.raises(JudgeAuthError) as caught:  # refused credentials stop, not fail a step
         await _judge(fault_server).run(verdict_step, INPUTS)
-    shown = str(caught.value) + repr(caught.value.args) + str(caught.value.raw)
+    shown = str(caught.value) + repr(caught.value.args)
     assert KEY not in shown and KEY[:12] not in shown and "HTTP 401" in shown
     assert "Incorrect API key provided" in shown
 
@@ -79,7 +79,7 @@ async def test_a_short_configured_key_and_other_tokens_are_masked(
 ) -> None:
     other = "sk-ant-api03-abcdefghijklmnop"
     fault_server.error(403, f"key hunter2x for org; also saw Bearer eyJhbGciOi.x.y and {other}")
-    with pytest.raises(JudgeError) as caught:
+    with pytest.raises(JudgeAuthError) as caught:
         await _judge(fault_server, api_key="hunter2x").run(verdict_step, INPUTS)
     text = str(caught.value)
     for secret in ("hunter2x", "eyJhbGciOi", other):
@@ -149,6 +149,6 @@ async def test_credentials_in_the_base_url_are_masked_and_the_query_kept(
     judge = OpenAIJudge("m", base_url=base, api_key="k-1234", cache=False, timeout=5.0)
     assert (await judge.run(verdict_step, INPUTS)).output.verdict is True
     assert fault_server.bodies[0]["model"] == "m"  # the query did not break the path
-    with pytest.raises(JudgeError) as caught:
+    with pytest.raises(JudgeAuthError) as caught:
         await judge.run(verdict_step, {"statement": "again"})
     assert "gw-query-secret-1" not in str(caught.value) and "HTTP 403" in str(caught.value)

@@ -20,6 +20,7 @@ PUBLIC = {
     "Answer",
     "FakeJudge",
     "Judge",
+    "JudgeAuthError",
     "JudgeCache",
     "JudgeConfigError",
     "JudgeError",

@@ -31,10 +31,10 @@ async def test_relevancy_chunks_a_failure_cancels_the_other_chunk(
     fault_server: FaultServer,
 ) -> None:
     # The first request to arrive stalls; the second (so both were sent) is refused for good.
-    fault_server.stall(60).error(401, "invalid key")
+    fault_server.stall(60).error(404, "no such model")
     judge = _judge(fault_server)
     result = await ConversationRelevancy().score(_conversation(CHUNK + 5), judge=judge)
-    assert result.failed and "401" in (result.reason or "")
+    assert result.failed and "404" in (result.reason or "")
     assert result.usage.requests == 2  # the cancelled request was sent: it is counted
     assert fault_server.wait_until_idle(timeout=20)  # its connection was closed, not left open
     assert (fault_server.attempts, fault_server.abandoned) == (2, 1)
@@ -44,7 +44,7 @@ async def test_relevancy_chunks_a_failure_cancels_the_other_chunk(
 async def test_topic_adherence_answered_and_scope_cancel_each_other(
     fault_server: FaultServer,
 ) -> None:
-    fault_server.reply(TOPICS).stall(60).error(401, "invalid key")
+    fault_server.reply(TOPICS).stall(60).error(404, "no such model")
     judge = _judge(fault_server)
     result = await TopicAdherenceScore().score(_conversation(2), judge=judge)
     assert result.failed and result.usage.requests == 3

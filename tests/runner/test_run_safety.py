@@ -172,15 +172,15 @@ def test_unwritable_outputs_are_refused_before_any_judge_call(
 def test_raise_exceptions_raises_a_judge_failure(fault_server: Any) -> None:
     from convoeval import AgentGoalAccuracyWithReference, OpenAIJudge
 
-    fault_server.error(401, "Incorrect API key provided").forever()
+    fault_server.error(404, "The model m does not exist").forever()
     sample = tool_sample(0).model_copy(update={"reference": "item 0 found"})
     judge = OpenAIJudge("m", base_url=fault_server.url, api_key="k", cache=False)
     kept = evaluate([sample], [AgentGoalAccuracyWithReference()], judge, show_progress=False)
     row = next(kept.rows())
     assert row["scores"]["agent_goal_accuracy_with_reference"] is None
-    assert "401" in row["errors"]["agent_goal_accuracy_with_reference"]["message"]
+    assert "404" in row["errors"]["agent_goal_accuracy_with_reference"]["message"]
     judge = OpenAIJudge("m", base_url=fault_server.url, api_key="k", cache=False)
-    with pytest.raises(MetricFailedError, match="401") as caught:
+    with pytest.raises(MetricFailedError, match="404") as caught:
         evaluate(
             [sample],
             [AgentGoalAccuracyWithReference()],

@@ -13,18 +13,32 @@ if TYPE_CHECKING:
     from convoeval.runner import EvaluationResult
     from convoeval.stats.trials import TrialsSummary
 
-#: Exit codes (DESIGN §7): 2 unusable input or options, 3 a --fail-under gate failed,
-#: 4 some (record, metric) pairs failed, 130 interrupted.
+#: Exit codes (DESIGN §7, §8): 2 unusable input or options, 3 a --fail-under gate failed,
+#: 4 some (record, metric) pairs failed, 5 the judge refused the credentials, 130 interrupted.
 EXIT_INPUT = 2
 EXIT_FAIL_UNDER = 3
 EXIT_FAILED = 4
+EXIT_AUTH = 5
 EXIT_INTERRUPTED = 130
 
 
 def fail(lines: list[str], code: int = EXIT_INPUT) -> NoReturn:
+    """Print `lines` on stderr, scrubbed of every judge key, and exit with `code`."""
+    from convoeval.judges.protocol._redact import scrub
+
     for line in lines:
-        click.echo(line, err=True)
+        click.echo(scrub(line), err=True)
     sys.exit(code)
+
+
+def refused_lines(exc: Exception, results: object) -> list[str]:
+    """What to print when the judge refused its credentials (exit 5): the server's message, and
+    where the rows written before the refusal are."""
+    return [
+        f"error: {exc}",
+        f"stopped at the first refusal: the rows written so far are kept in {results}; run the "
+        "same command with a valid key to resume",
+    ]
 
 
 def error_lines(exc: Exception) -> list[str]:

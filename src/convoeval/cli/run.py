@@ -25,6 +25,7 @@ from convoeval.cli.options import (
     share_endpoint_limit,
 )
 from convoeval.cli.output import (
+    EXIT_AUTH,
     EXIT_FAIL_UNDER,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -33,6 +34,7 @@ from convoeval.cli.output import (
     metric_list,
     print_notes,
     print_summary,
+    refused_lines,
     trials_of,
 )
 
@@ -152,12 +154,14 @@ def run(
 
     Exit codes: 0 done; 2 unusable data or options, an unreachable judge, or a results file
     made by another run (nothing is scored); 3 a --fail-under gate failed; 4 some (record,
-    metric) pairs failed (retry them with --retry-failed); 130 interrupted, or a Ray run that
-    lost every worker (the rows written are kept: run again to resume).
+    metric) pairs failed (retry them with --retry-failed); 5 the judge refused the credentials
+    (401/403: the run stopped at the first refusal, the rows written are kept); 130
+    interrupted, or a Ray run that lost every worker (the rows written are kept: run again to
+    resume).
     """
     from convoeval.engines.ray.engine import RayWorkersLost
     from convoeval.errors import ConvoevalError
-    from convoeval.judges import resolve_judge
+    from convoeval.judges import JudgeAuthError, resolve_judge
     from convoeval.runner import evaluate
     from convoeval.runner._lock import check_writable
     from convoeval.stats.trials import parse_trials_option
@@ -215,6 +219,8 @@ def run(
         gate = result.gate(gates, mode, pass_rate)
     except RayWorkersLost as exc:  # stopped part-way, as an interrupted run: resumable
         fail(error_lines(exc), EXIT_INTERRUPTED)
+    except JudgeAuthError as exc:
+        fail(refused_lines(exc, target), EXIT_AUTH)
     except ConvoevalError as exc:
         fail(error_lines(exc))
     except KeyboardInterrupt:

@@ -17,6 +17,7 @@ from convoeval.judges.panel import JudgePanel
 from convoeval.judges.protocol.base import (
     Answer,
     Judge,
+    JudgeAuthError,
     JudgeConfigError,
     JudgeError,
     Step,
@@ -43,6 +44,7 @@ __all__ = [
     "Answer",
     "FakeJudge",
     "Judge",
+    "JudgeAuthError",
     "JudgeCache",
     "JudgeConfigError",
     "JudgeError",

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from convoeval.report.assets import CSS
 from convoeval.report.parts import esc, name, prose, table, transcript, value, visible
+from convoeval.rows.files import scrub
 from convoeval.stats.agree import AgreementReport, Disagreement, KindAgreement
 
 #: Disagreements shown per metric and kind on the page (the table counts them all).
@@ -110,7 +111,7 @@ def _disagreements(item: KindAgreement) -> str:
 
 
 def agreement_html(report: AgreementReport) -> str:
-    """The whole page as a string."""
+    """The whole page as a string, scrubbed of every judge key this process holds."""
     heads = ["metric", "kind", *COUNTS, *FIGURES]
     rows = [
         [
@@ -129,7 +130,7 @@ def agreement_html(report: AgreementReport) -> str:
         meta.append(("labelled metrics not in the run", ", ".join(report.unknown_metrics)))
     dl = "".join(f"<dt>{esc(k)}</dt><dd>{name(v)}</dd>" for k, v in meta)
     csp = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
-    return (
+    return scrub(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
         f"<title>{esc(visible(title))}</title><style>{CSS}"

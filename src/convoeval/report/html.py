@@ -30,6 +30,7 @@ from convoeval.report.parts import (
 )
 from convoeval.report.table import interval, judge_label
 from convoeval.report.trials import trials_html
+from convoeval.rows.files import scrub
 from convoeval.runner.results import EvaluationResult
 from convoeval.stats.panels import agreement_lines
 from convoeval.stats.trials import TrialsSummary
@@ -175,7 +176,8 @@ def render_report(
     trials: TrialsSummary | None = None,
 ) -> str:
     """The whole report page as a string (two streaming passes over the results rows: texts
-    shared by several conversations, then the page); `trials` adds pass^k / pass@k."""
+    shared by several conversations, then the page); `trials` adds pass^k / pass@k. The page
+    is scrubbed of every judge key this process holds, whatever the results file holds."""
     names = result.metric_names
     summary = result.summary()
     thresholds = {n: summary[n]["threshold"] for n in names}
@@ -210,7 +212,7 @@ def render_report(
     columns = f"3.5em minmax(10em, 1fr){' 9em' * len(names)}"
     data = {"metrics": names, "rows": data_rows}
     title = f"convoeval report: {os.path.basename(str(result.meta.get('data') or ''))}"
-    return (
+    return scrub(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -11,6 +11,7 @@ from itertools import islice
 from convoeval._text import plural
 from convoeval.report.html import score_cell, summary_html
 from convoeval.report.parts import esc, name
+from convoeval.rows.files import scrub
 from convoeval.runner.results import EvaluationResult
 
 #: Rows shown under the summary (the rest: `to_pandas()`, or the HTML report).
@@ -18,7 +19,8 @@ ROWS_SHOWN = 10
 
 
 def result_html(result: EvaluationResult, rows: int = ROWS_SHOWN) -> str:
-    """The notebook view of a run: what ran, per-metric summary, then the first `rows` rows."""
+    """The notebook view of a run: what ran, per-metric summary, then the first `rows` rows
+    (scrubbed of every judge key this process holds)."""
     names = result.metric_names
     summary = result.summary()
     head = "".join(f"<th>{h}</th>" for h in ("#", "id")) + "".join(
@@ -36,7 +38,7 @@ def result_html(result: EvaluationResult, rows: int = ROWS_SHOWN) -> str:
         if more > 0
         else ""
     )
-    return (
+    return scrub(
         f'<div class="convoeval-result"><p><strong>convoeval</strong>: {len(result)} '
         f"{plural(len(result), 'record')}, "
         f"results in <code>{name(result.path)}</code></p>{summary_html(result)}"

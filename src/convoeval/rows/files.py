@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol, cast
 
+# Re-exported for the report, which reads rows and may not import the judges (ARCHITECTURE §2).
+from convoeval.judges.protocol._redact import scrub as scrub
 from convoeval.rows.row import ResultRow, ResultsFileError, RunMeta, parse_row
 
 
@@ -66,10 +68,12 @@ def require_meta(results: str | os.PathLike[str]) -> RunMeta:
 
 
 def write_meta(results: str | os.PathLike[str], meta: RunMeta) -> None:
-    """Write the sidecar atomically (a temporary file renamed over it)."""
+    """Write the sidecar atomically (a temporary file renamed over it), scrubbed of every
+    judge's key (a batch refused with an error naming it, say)."""
     path = meta_path(results)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = scrub(json.dumps(meta, indent=2, ensure_ascii=False))
+    tmp.write_text(text + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 

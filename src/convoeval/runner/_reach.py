@@ -1,5 +1,6 @@
-"""A quick reachability check of every LLM judge endpoint before scoring: a run whose judge
-cannot be reached would only fill the results file with failures.
+"""A quick check of every LLM judge before scoring: its endpoint is reachable, and its server
+takes its credentials (one authenticated request). A run whose judge cannot be reached, or whose
+key is refused, would only fill the results file with failures.
 """
 
 from __future__ import annotations
@@ -25,7 +26,17 @@ class JudgeUnreachableError(ConvoevalError, ConnectionError):
 async def check_reachable(judges: Sequence[Judge], timeout: float = CONNECT_TIMEOUT_S) -> None:
     """Open (and close) one TCP connection to each HTTP judge endpoint; raise
     `JudgeUnreachableError` naming the endpoint when that fails. Judges without an HTTP endpoint
-    (offline, fake) are not checked."""
+    (offline, fake) are not checked. Then each judge that can (`check_credentials`) sends one
+    authenticated request: `JudgeAuthError` when its server refuses the key."""
+    await _connect_each(judges, timeout)
+    for judge in judges:
+        check = getattr(judge, "check_credentials", None)
+        if check is not None:
+            await check()
+
+
+async def _connect_each(judges: Sequence[Judge], timeout: float) -> None:
+    """One TCP connection to each distinct HTTP endpoint (not through a proxy)."""
     seen: set[tuple[str, int]] = set()
     for judge in judges:
         endpoint = describe(judge).get("endpoint")

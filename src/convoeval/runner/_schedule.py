@@ -14,7 +14,8 @@ import json
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import IO
 
-from convoeval.judges.protocol.base import Judge, Usage
+from convoeval.judges.protocol._redact import scrub
+from convoeval.judges.protocol.base import Judge, JudgeAuthError, Usage
 from convoeval.metrics import Metric, MetricFailedError, MetricResult
 from convoeval.rows.row import ResultRow, usage_entry, usage_of
 from convoeval.runner._inputs import Item
@@ -32,8 +33,9 @@ class Writer:
         self.on_row = on_row
 
     def write(self, row: ResultRow) -> None:
-        """Write one row and flush it, so it is on disk before the next one is awaited."""
-        self.handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        """Write one row, scrubbed of every judge's key, and flush it, so it is on disk before
+        the next one is awaited."""
+        self.handle.write(scrub(json.dumps(row, ensure_ascii=False, default=str)) + "\n")
         self.handle.flush()
         self.on_row(row)
 
@@ -105,6 +107,8 @@ async def score_pair(
     """One (record, metric) result; an exception becomes a failed result unless raising."""
     try:
         result = await metric.score(sample, judge=judge)
+    except JudgeAuthError:
+        raise  # the credentials were refused: the run stops (nothing more is sent)
     except Exception as exc:
         if raise_exceptions:
             raise

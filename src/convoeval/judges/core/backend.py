@@ -76,6 +76,7 @@ class Failure(enum.Enum):
     RETRYABLE = "retryable"  # 429, 5xx, timeout, connection: retried within the budget
     FORMAT_REJECTED = "format rejected"  # the output mode was refused: fall back to the next one
     PARAM_REJECTED = "parameter rejected"  # a sampling parameter was refused: adapt it once
+    CREDENTIALS_REFUSED = "credentials refused"  # 401/403: stop, send nothing more with them
     FATAL = "fatal"  # anything else: the step fails with this message
 
 

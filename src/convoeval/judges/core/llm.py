@@ -1,7 +1,9 @@
 """`LLMJudge`: the one core every model-backed judge runs through (as inspect_ai's `Model` wraps
 a `ModelAPI`). A `Backend` does one round trip; the core owns the answer cache, the concurrency
 limit, the per-request timeout, retries within a time budget, output-mode fallback and parameter
-adaptation, the one re-ask, usage accounting and the masking of credentials in errors.
+adaptation, the one re-ask, usage accounting, the masking of credentials in errors and answers
+(no answer leaves the judge, or enters its cache, holding a key), and the stop at the first
+refusal of the credentials.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from convoeval.judges.core.backend import (
 )
 from convoeval.judges.core.cache import JudgeCache, cache_key
 from convoeval.judges.core.endpoints import ENDPOINTS, MODES, EndpointRegistry
+from convoeval.judges.core.keys import Credentials, scrubbed
 from convoeval.judges.core.retry import Limiter, RetryBudget, RetryPolicy
 from convoeval.judges.ensembles.repeat import current_repeat, repeat_sampling
 from convoeval.judges.ensembles.samples import combine, sample_sampling
@@ -36,6 +39,7 @@ from convoeval.judges.protocol._answers import (
     estimate_tokens,
     raw_text,
 )
+from convoeval.judges.protocol._redact import scrub
 from convoeval.judges.protocol.base import Answer, JudgeConfigError, JudgeError, Usage
 from convoeval.judges.protocol.step import Step
 
@@ -72,6 +76,11 @@ class LLMJudge:
     its own re-ask, retries, budget and cache entry, and the answers are combined by majority
     vote (judges/ensembles/samples.py); `Answer.vote` keeps every sample and each verdict's
     confidence.
+
+    Credentials (judges/core/keys.py): the backend's secrets are registered when the judge is
+    built, so every answer, error, row and report is scrubbed of them. The first refusal of
+    them (401/403) raises `JudgeAuthError`; from then on every request raises it again unsent,
+    until `check_credentials` passes.
 
     Hooks for subclasses (the batch judge uses both): `keyed = True` puts each question's cache
     key on its `BackendRequest.key` even when the judge has no cache (or lost it), and
@@ -111,6 +120,8 @@ class LLMJudge:
         self.samples = samples
         #: Everything this judge spent so far, failed and cancelled steps included.
         self.total = Usage()
+        #: Its keys: registered for scrubbing; refused (401/403) and then never sent again.
+        self.credentials = Credentials(name, backend.endpoint, backend.secrets())
 
     @property
     def concurrency(self) -> int | None:
@@ -136,6 +147,14 @@ class LLMJudge:
     async def aclose(self) -> None:
         """Close the backend's connections on this event loop (optional)."""
         await self.backend.aclose()
+
+    async def check_credentials(self) -> None:
+        """Send the backend's smallest authenticated request (its `check_credentials`, when it
+        has one) before anything is scored: `JudgeAuthError` when the server refuses the
+        credentials. Any other outcome proves nothing and lets the run go on."""
+        check = getattr(self.backend, "check_credentials", None)
+        if check is not None:
+            await self.credentials.check(check, self.timeout)
 
     async def run(
         self, step: Step[OutT], inputs: Any, *, usage: Usage | None = None
@@ -256,8 +275,8 @@ class LLMJudge:
             return None
         if stored is None:
             return None
-        try:
-            return accept(step, inputs, RawReply(content=stored))
+        try:  # scrubbed: an entry written before its key was masked never leaves with it
+            return accept(step, inputs, RawReply(content=scrub(stored)))
         except AnswerProblem:
             return None  # stale entry (schema or check changed): ask again
 
@@ -311,8 +330,10 @@ class LLMJudge:
                     mode += 1
                     learned.fall_back(mode)
                     continue
+                if failure.kind is Failure.CREDENTIALS_REFUSED:
+                    raise self.credentials.refuse(failure.message) from None
                 raise JudgeError(step.name, failure.message) from None
-            return RawReply(content=reply.content, finish_reason=reply.finish_reason)
+            return RawReply(content=scrubbed(reply.content), finish_reason=reply.finish_reason)
 
     async def _send(self, request: BackendRequest, tally: _Tally) -> BackendReply:
         """Send with retries: a slot per attempt, the timeout from sending, the budget spent only
@@ -322,6 +343,7 @@ class LLMJudge:
         attempts = 0
         while True:
             async with self._slot():
+                self.credentials.before_sending()  # refused meanwhile: send nothing more
                 attempts += 1
                 tally.add(_ONE_REQUEST)  # counted when sent, whatever happens next
                 started = policy.clock()

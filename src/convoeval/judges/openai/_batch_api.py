@@ -36,7 +36,9 @@ from convoeval.judges.openai._batch_lines import (
     request_line,
 )
 from convoeval.judges.openai._batch_rounds import Line
+from convoeval.judges.openai._replies import REFUSED_STATUS
 from convoeval.judges.openai.judge import OpenAIChatBackend
+from convoeval.judges.protocol._redact import scrub_data
 
 if TYPE_CHECKING:
     import openai
@@ -55,7 +57,8 @@ FIRST_POLL_S = 0.25
 
 class Journal:
     """Where a batch judge records its batches: a list of entries (in the results sidecar when
-    a run attached one) and a function that saves it."""
+    a run attached one) and a function that saves it. What is recorded is scrubbed of every
+    judge key (a server may refuse a batch with an error naming the key)."""
 
     def __init__(
         self,
@@ -69,14 +72,14 @@ class Journal:
 
     def add(self, **fields: Any) -> dict[str, Any]:
         """A new entry (saved at once)."""
-        entry = {"judge": self.judge, **fields, "updated": _now()}
+        entry = {"judge": self.judge, **scrub_data(fields), "updated": _now()}
         self.entries.append(entry)
         self.save()
         return entry
 
     def update(self, entry: dict[str, Any], **fields: Any) -> None:
         """Change an entry (saved at once)."""
-        entry.update(fields, updated=_now())
+        entry.update(scrub_data(fields), updated=_now())
         self.save()
 
     def open(self) -> list[dict[str, Any]]:
@@ -300,10 +303,13 @@ def _said(error: Any) -> str:
 
 
 def _failure(exc: openai.APIError, doing: str) -> BackendFailure:
-    """A failed upload or create: retryable when the server may take it later."""
+    """A failed upload or create: retryable when the server may take it later, the credentials
+    refused on 401/403."""
     status = getattr(exc, "status_code", None)
     retry = status is None or status >= 500 or status in (408, 409, 429)
     kind = Failure.RETRYABLE if retry else Failure.FATAL
+    if status in REFUSED_STATUS:
+        kind = Failure.CREDENTIALS_REFUSED
     where = f"HTTP {status}" if status is not None else type(exc).__name__
     return BackendFailure(kind, f"{doing} failed ({where}): {exc}")
 

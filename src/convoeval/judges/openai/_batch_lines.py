@@ -22,6 +22,7 @@ import httpx
 
 from convoeval.judges.core.backend import BackendFailure, BackendReply, BackendRequest, Failure
 from convoeval.judges.openai._replies import read_reply, status_failure
+from convoeval.judges.protocol._redact import scrub
 
 #: The endpoint every line of a convoeval batch goes to.
 LINE_URL: Final = "/v1/chat/completions"
@@ -145,8 +146,9 @@ class LineSpool:
         return None if row is None else str(row[0])
 
     def put(self, rows: Iterable[tuple[str, str]], batch: str) -> int:
-        """Store (custom_id, body JSON) rows of `batch` in one transaction; returns how many."""
-        items = [(cid, body, batch, time.time()) for cid, body in rows]
+        """Store (custom_id, body JSON) rows of `batch` in one transaction, scrubbed of every
+        judge key (the file never holds one); returns how many."""
+        items = [(cid, scrub(body), batch, time.time()) for cid, body in rows]
         if not items:
             return 0
         conn = self._connect()

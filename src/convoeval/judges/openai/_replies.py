@@ -17,6 +17,9 @@ _FORMAT_WORDS = ("response_format", "json_schema", "json_object")
 _PARAM_FIXES = ("max_tokens", "temperature", "seed")
 #: HTTP statuses worth retrying (as the OpenAI SDK does): timeout, conflict, rate limit, 5xx.
 _RETRY_STATUS = frozenset({408, 409, 429})
+#: HTTP statuses that refuse the credentials (authentication, permission): every request with
+#: them would be refused the same way.
+REFUSED_STATUS = frozenset({401, 403})
 _SHOWN_BYTES = 200
 
 
@@ -64,8 +67,10 @@ def _rejected_param(response: httpx.Response, sent: Mapping[str, Any]) -> str | 
 
 def status_failure(response: httpx.Response, sent: Mapping[str, Any], mode: str) -> BackendFailure:
     """The failure a non-200 answer means for the core: retryable, parameter or format refused,
-    or fatal, with the server's message."""
+    credentials refused, or fatal, with the server's message."""
     status, message = response.status_code, _error_message(response)
+    if status in REFUSED_STATUS:
+        return BackendFailure(Failure.CREDENTIALS_REFUSED, f"HTTP {status}: {message}")
     if status == 429:
         return BackendFailure(
             Failure.RETRYABLE,

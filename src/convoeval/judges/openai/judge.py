@@ -208,6 +208,20 @@ class OpenAIChatBackend:
             raise status_failure(response, body, request.mode)
         return read_reply(response)
 
+    async def check_credentials(self, timeout: float) -> str | None:
+        """`GET {base_url}/models` with the key: what the server said when it answers 401, else
+        None. Nothing else proves the key wrong: a server without the route answers 404, some
+        list models without a key (llama.cpp, OpenRouter), and a key restricted to some
+        endpoints may chat yet get 403 here; the first chat request's refusal stops the run."""
+        try:
+            async with asyncio.timeout(timeout):
+                response = await self._client().get(_joined(self.base_url, "models"))
+        except (httpx.HTTPError, TimeoutError):
+            return None
+        if response.status_code != 401:
+            return None
+        return status_failure(response, {}, "prompt").message
+
 
 #: What an httpx transport error with an empty message means.
 _TRANSPORT_DETAIL = {

@@ -22,6 +22,7 @@ __all__ = [
     "Answer",
     "AnswerCheck",
     "Judge",
+    "JudgeAuthError",
     "JudgeConfigError",
     "JudgeError",
     "OfflineImpl",
@@ -183,6 +184,15 @@ def _restore(cls: type[JudgeError], text: str, state: dict[str, Any]) -> JudgeEr
 class JudgeConfigError(ConvoevalError, ValueError):
     """A judge cannot be built as configured (no API key, no model, a limit out of range): the
     user's input is wrong, so the command line says so instead of showing a traceback."""
+
+
+class JudgeAuthError(JudgeConfigError):
+    """The judge's server refused its credentials (HTTP 401 or 403): every request would be
+    refused the same way, so the run stops at the first refusal and the judge sends nothing more
+    with them. The message quotes the server's answer, scrubbed of every key (DESIGN §8)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
 
 
 class StepUnsupported(JudgeError):
