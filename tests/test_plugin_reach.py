@@ -103,8 +103,9 @@ def test_a_session_checks_its_judge_endpoint_once(tmp_path: Path, fault_server: 
     done = _session(tmp_path, fault_server.url)
     assert done.returncode == 0, done.stdout + done.stderr
     # One judge request per conversation (the second test of each reads the answer cache),
-    # each on its own connection (the server closes them), and one check for the session.
-    assert fault_server.attempts == 3 and connections == 3 + 1
+    # each on its own connection (the server closes them), and one check for the session: a
+    # connection to the endpoint and one authenticated `GET /models` for its key.
+    assert fault_server.attempts == 3 and connections == 3 + 2
 
 
 async def test_each_endpoint_is_checked_once_per_cache() -> None:
