@@ -258,6 +258,9 @@ def show(checks: Sequence[Check]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Compute both sides, print them, exit 1 if any comparison fails."""
+    from _machine import print_machine
+
+    print_machine()
     from _embed_cache import DiskCachedEmbedder
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -153,6 +153,9 @@ def write_all(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse arguments and write the records."""
+    from _machine import print_machine
+
+    print_machine()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path, help="folder to write the records and labels into")
     add_labelled_options(parser)

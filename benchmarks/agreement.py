@@ -104,6 +104,9 @@ def grouped(values: dict[str, Any]) -> list[tuple[str, list[str]]]:
 # ---------------------------------------------------------------------------------------- main
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse arguments, compute the figures, print them."""
+    from _machine import print_machine
+
+    print_machine()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_labelled_options(parser)
     parser.add_argument("--fit", action="store_true", help="refit the calibrated constants")

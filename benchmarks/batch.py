@@ -26,6 +26,9 @@ SERVER = Path(__file__).resolve().parents[1] / "tests" / "judges" / "_batch_serv
 
 
 def main() -> int:
+    from _machine import print_machine
+
+    print_machine()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=2000)
     parser.add_argument("--exchanges", type=int, default=6)

@@ -154,6 +154,9 @@ def faults_case(args: argparse.Namespace) -> bool:
 
 def main() -> int:
     """Run the chosen cases; print their figures; exit 1 if a target is missed."""
+    from _machine import print_machine
+
+    print_machine()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", choices=["slow", "faults", "both"], default="both")
     parser.add_argument("--conversations", type=int, default=0, help="default 100 / 200")

@@ -302,6 +302,9 @@ def table(results: dict[str, dict[str, str]]) -> str:
 
 def main() -> int:
     """Assemble and check the model, serve it, run every configuration, print the table."""
+    from _machine import print_machine
+
+    print_machine()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=sorted(MODELS), default="qwen2.5-coder-0.5b")
     parser.add_argument("--limit", type=int, default=3, help="rows (dialogues) per dataset")

@@ -134,6 +134,9 @@ async def _direct(metric: Metric, rows: list[dict[str, Any]]) -> float:
 
 def main() -> int:
     """Measure each metric both ways, print the figures and a table; exit 1 over target."""
+    from _machine import print_machine
+
+    print_machine()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=1000)
     parser.add_argument("--profile", action="store_true", help="cProfile the aevaluate path")

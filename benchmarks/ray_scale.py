@@ -221,6 +221,9 @@ def tools(records: int, block: int | None) -> dict[str, Any]:
 
 
 def main() -> int:
+    from _machine import print_machine
+
+    print_machine()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=400)
     parser.add_argument("--records", type=int, default=100_000)

@@ -68,6 +68,9 @@ def measure(base: list[MultiTurnSample], count: int, directory: Path) -> dict[st
 
 
 def main(argv: list[str] | None = None) -> int:
+    from _machine import print_machine
+
+    print_machine()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--counts", type=int, nargs="+", default=[200, 2000])
     parser.add_argument("--data", type=Path, default=DATA)

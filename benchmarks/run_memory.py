@@ -49,6 +49,9 @@ def _record(i: int) -> dict[str, object]:
 
 def main() -> int:
     """Generate the data, run the command, print the numbers; exit 1 if over the target."""
+    from _machine import print_machine
+
+    print_machine()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=100_000)
     args = parser.parse_args()

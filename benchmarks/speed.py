@@ -76,6 +76,9 @@ def child(metric: str, n: int) -> dict[str, Any]:
 
 def main() -> int:
     """Run every metric in a child process, then the streaming run; print figures and a table."""
+    from _machine import print_machine
+
+    print_machine()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=500)
     parser.add_argument("--stream-records", type=int, default=100_000)

@@ -68,6 +68,9 @@ def configurations() -> list[tuple[str, Metric]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from _machine import print_machine
+
+    print_machine()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--show-disagreements", action="store_true")

@@ -204,6 +204,9 @@ async def _bare_requests(url: str, count: int, conc: int) -> float:
 
 def main() -> int:
     """Run both metrics cold and cached, print the figures and a table; exit 1 on a miss."""
+    from _machine import print_machine
+
+    print_machine()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=200)
     parser.add_argument("--exchanges", type=int, default=6)

@@ -24,6 +24,9 @@ BROKEN = {"user_input": [{"type": "tool", "content": "orphan tool output"}]}
 
 def main() -> int:
     """Generate the data, run the command, print the numbers; exit 1 if a line went unreported."""
+    from _machine import print_machine
+
+    print_machine()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=100_000)
     args = parser.parse_args()
