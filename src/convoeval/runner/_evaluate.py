@@ -244,10 +244,10 @@ async def _evaluate(
                 retry_failed=options.get("retry_failed", False),
             )
             write_meta(path, meta)
-            batching = _batch_run.batching(plan.judges(chosen))
+            batching = _batch_run.batching(plan.judges())
             _batch_run.track(batching, path, meta, options.get("show_progress", True), write_meta)
             if rows.to_score(scan.valid):  # a batch server is reached when a batch is sent
-                await check_reachable([j for j in plan.judges(chosen) if j not in batching])
+                await check_reachable([j for j in plan.judges() if j not in batching])
             shown = options.get("progress") or make_progress(options.get("show_progress", True))
             shown.start(scan.valid, rows.kept)
 
@@ -279,7 +279,7 @@ async def _evaluate(
             shutil.rmtree(owned, ignore_errors=True)
         raise
     finally:
-        await plan.close_clients(chosen)
+        await plan.close_clients()
     return EvaluationResult(path, meta, aggregates, prices=options.get("prices"), owned_dir=owned)
 
 
