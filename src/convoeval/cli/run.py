@@ -100,7 +100,7 @@ from convoeval.cli.output import (
     multiple=True,
     metavar="METRIC=X",
     help="Exit with code 3 when METRIC's mean (failed records counted as 0) is below X or "
-    "nothing was scored.",
+    "nothing was scored; X is a finite number within METRIC's score range.",
 )
 @GATE_OPTION
 @REPEAT_OPTION
@@ -165,6 +165,7 @@ def run(
     gates = pairs(fail_under, "--fail-under")
     mode, pass_rate = gate_mode(gate_spec)
     target = output or default_output(data)
+    from convoeval.runner._plan import build_metrics, check_gates, metric_ranges
     offline = all(one.strip().lower() == "offline" for one in judge)
     if offline and (base_url or api_key) and not quiet:
         click.echo(
@@ -192,9 +193,8 @@ def run(
         if trials is not None:
             parse_trials_option(trials)
         names = metric_list(metric_names)
-        unknown = sorted(set(gates) - {n.partition(":")[0] for n in names}) if names else []
-        if unknown:
-            fail([f"error: --fail-under names metrics not in this run: {unknown}"])
+        if names:  # the gate limits are checked before scoring, as the thresholds are
+            check_gates(gates, metric_ranges(build_metrics(names, limits)))
         result = evaluate(
             data,
             names or None,

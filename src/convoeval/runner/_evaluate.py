@@ -33,6 +33,7 @@ from convoeval.runner._plan import (
     build_metrics,
     candidates,
     metric_entry,
+    metric_ranges,
     offline_member,
     plan_judges,
 )
@@ -233,7 +234,9 @@ async def _evaluate(
         for target, what in ((path, "results file"), (meta_path(path), "results sidecar")):
             check_writable(target, what)
         meta = _meta(source, scan, chosen, plan, skipped, options)
-        aggregates = Aggregates([m.name for m in chosen], {m.name: m.threshold for m in chosen})
+        aggregates = Aggregates(
+            [m.name for m in chosen], {m.name: m.threshold for m in chosen}, metric_ranges(chosen)
+        )
         with RunLock(path):
             rows = prepare(
                 path,

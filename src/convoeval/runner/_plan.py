@@ -6,6 +6,7 @@ the identity of a metric that resume compares.
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -80,6 +81,11 @@ def score_range(metric: Metric) -> tuple[float, float] | None:
     return (0.0, 1.0)
 
 
+def metric_ranges(metrics: Sequence[Metric]) -> dict[str, tuple[float, float] | None]:
+    """Each metric's score range by name (`score_range`), what its gate limits lie within."""
+    return {metric.name: score_range(metric) for metric in metrics}
+
+
 def build_metrics(
     metrics: Iterable[Metric | str | Any] | Metric | str | Any,
     thresholds: Mapping[str, float] | None = None,
@@ -116,14 +122,38 @@ def build_metrics(
             "given as an object takes its threshold= in its constructor)"
         )
     for metric in built:
-        bounds = score_range(metric)
-        threshold = metric.threshold
-        if threshold is not None and bounds is not None and not bounds[0] <= threshold <= bounds[1]:
-            raise UsageError(
-                f"the threshold of {metric.name} is {threshold:g}, outside its scores' range "
-                f"[{bounds[0]:g}, {bounds[1]:g}]"
-            )
+        if metric.threshold is not None:
+            check_limit(metric.threshold, score_range(metric), f"the threshold of {metric.name}")
     return built
+
+
+def check_limit(value: object, bounds: tuple[float, float] | None, what: str) -> float:
+    """A pass mark or gate limit as a float: a number (not a bool), finite and within the
+    metric's score range `bounds` (None: any); else a `UsageError` saying which. One rule for
+    --threshold and --fail-under: a NaN limit would pass every gate, one outside the range none."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise UsageError(f"{what} must be a number, not {value!r}")
+    if not math.isfinite(value):
+        raise UsageError(f"{what} must be a finite number, not {value!r}")
+    if bounds is not None and not bounds[0] <= value <= bounds[1]:
+        raise UsageError(
+            f"{what} is {value:g}, outside its scores' range [{bounds[0]:g}, {bounds[1]:g}]"
+        )
+    return float(value)
+
+
+def check_gates(
+    limits: Mapping[str, object], ranges: Mapping[str, tuple[float, float] | None]
+) -> dict[str, float]:
+    """`--fail-under` limits by metric name, each checked by `check_limit` against the range of
+    a metric of the run (`ranges`, by name); a name not in the run is a `UsageError`."""
+    unknown = sorted(set(limits) - set(ranges))
+    if unknown:
+        raise UsageError(f"--fail-under names metrics not in this run: {unknown}")
+    return {
+        name: check_limit(value, ranges[name], f"the --fail-under limit of {name}")
+        for name, value in limits.items()
+    }
 
 
 def candidates(offline: bool) -> tuple[list[Metric], dict[str, str]]:
@@ -288,7 +318,8 @@ def plan_judges(
 
 
 def metric_entry(metric: Metric, judge_identity: str | None) -> MetricRecord:
-    """The sidecar description of a metric: what shapes its scores and the judge it uses."""
+    """The sidecar description of a metric: what shapes its scores, the judge it uses and the
+    range of its scores."""
     return {
         "name": metric.name,
         "class": type(metric).__name__,
@@ -298,4 +329,5 @@ def metric_entry(metric: Metric, judge_identity: str | None) -> MetricRecord:
         "uses_judge": metric.uses_judge,
         "needs_llm": metric.needs_llm,
         "judge": judge_identity,
+        "score_range": list(bounds) if (bounds := score_range(metric)) is not None else None,
     }

@@ -23,6 +23,7 @@ from convoeval.rows.files import iter_rows, read_rows, require_meta
 from convoeval.rows.row import ResultRow, RunMeta, usage_of
 from convoeval.stats.panels import PanelAgreement
 from convoeval.stats.repeats import GATE_MODES, RepeatMeans, bootstrap_ci, row_repeats
+from convoeval.runner._plan import check_gates
 
 #: The sample fields `to_pandas` puts next to the scores (Ragas's column names).
 SAMPLE_COLUMNS = ("user_input", "reference", "reference_topics", "reference_tool_calls", "rubrics")
@@ -87,10 +88,17 @@ class MetricStats:
 class Aggregates:
     """Aggregates of every metric and the total usage, fed one results row at a time."""
 
-    def __init__(self, metrics: Sequence[str], thresholds: Mapping[str, float | None]) -> None:
+    def __init__(
+        self,
+        metrics: Sequence[str],
+        thresholds: Mapping[str, float | None],
+        ranges: Mapping[str, tuple[float, float] | None] | None = None,
+    ) -> None:
         self.stats = {name: MetricStats(threshold=thresholds.get(name)) for name in metrics}
         self.usage = Usage()
         self.rows = 0
+        #: Each metric's score range (None: its own scale), for the gate limits.
+        self.ranges = {name: (ranges or {}).get(name) for name in metrics}
         self.agreement = PanelAgreement()
         self.repeats = RepeatMeans(list(metrics))
 
@@ -138,9 +146,10 @@ class EvaluationResult:
     ) -> EvaluationResult:
         """Aggregate a saved results file (with its sidecar meta) without holding its rows."""
         meta = require_meta(path)
-        names = [m["name"] for m in meta.get("metrics", [])]
-        thresholds = {m["name"]: m.get("threshold") for m in meta.get("metrics", [])}
-        aggregates = Aggregates(names, thresholds)
+        entries = meta.get("metrics", [])
+        thresholds = {m["name"]: m.get("threshold") for m in entries}
+        ranges = {m["name"]: _range(m.get("score_range")) for m in entries}
+        aggregates = Aggregates([m["name"] for m in entries], thresholds, ranges)
         read_rows(path, aggregates.add_row, repair=False)
         return cls(path, meta, aggregates, prices=prices)
 
@@ -244,16 +253,15 @@ class EvaluationResult:
         self, limits: Mapping[str, float], mode: str = "mean", pass_rate: float | None = None
     ) -> list[str]:
         """Why a `--fail-under` gate fails (empty when it passes); nothing scored fails, and a
-        failed record counts as 0. Per metric (`--gate MODE`):
+        failed record counts as 0. A limit is a finite number within its metric's score range,
+        as a threshold is (else `UsageError`). Per metric (`--gate MODE`):
 
         - "mean": its mean must reach the limit;
         - "lower-bound": the lower end of the bootstrap 95% interval of its mean must;
         - "pass-rate": in at least `pass_rate` of the repeats, that repeat's own mean must
           (would the "mean" gate have passed, run once? asked of every repeat).
         """
-        unknown = sorted(set(limits) - set(self._aggregates.stats))
-        if unknown:
-            raise UsageError(f"--fail-under names metrics not in this run: {unknown}")
+        limits = check_gates(limits, self._aggregates.ranges)
         if mode not in GATE_MODES:
             raise UsageError(f"the gate is one of {', '.join(GATE_MODES)}, not {mode!r}")
         if (mode == "pass-rate") != (pass_rate is not None):
@@ -344,3 +352,10 @@ class EvaluationResult:
         body = "; ".join(parts) or "no metrics"
         records = f"{len(self)} {plural(len(self), 'record')}"
         return f"EvaluationResult({records}; {body}; results={str(self.path)!r})"
+
+
+def _range(value: Any) -> tuple[float, float] | None:
+    """A score range as the sidecar records it ([low, high]), None when absent or malformed."""
+    if isinstance(value, list) and len(value) == 2:
+        return float(value[0]), float(value[1])
+    return None
