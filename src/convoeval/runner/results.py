@@ -1,7 +1,9 @@
 """`EvaluationResult`: running per-metric aggregates over a results file, and lazy access to rows.
 
 Only aggregates live in memory (Welford mean and variance, counts, min and max); rows are read
-back from the results JSONL on demand, so a run of any size has a small result object.
+back from the results JSONL on demand, so a run of any size has a small result object. A run
+without `output=` writes to a temporary folder that lives while the result, its `path` or a
+reader of its rows is held.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import shutil
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PosixPath
 from typing import Any, ClassVar
 
 from convoeval._text import plural
@@ -21,9 +23,9 @@ from convoeval.judges.pricing import estimate_cost
 from convoeval.judges.protocol.base import Usage
 from convoeval.rows.files import iter_rows, read_rows, require_meta
 from convoeval.rows.row import ResultRow, RunMeta, usage_of
+from convoeval.runner._plan import check_gates
 from convoeval.stats.panels import PanelAgreement
 from convoeval.stats.repeats import GATE_MODES, RepeatMeans, bootstrap_ci, row_repeats
-from convoeval.runner._plan import check_gates
 
 #: The sample fields `to_pandas` puts next to the scores (Ragas's column names).
 SAMPLE_COLUMNS = ("user_input", "reference", "reference_topics", "reference_tool_calls", "rubrics")
@@ -95,10 +97,10 @@ class Aggregates:
         ranges: Mapping[str, tuple[float, float] | None] | None = None,
     ) -> None:
         self.stats = {name: MetricStats(threshold=thresholds.get(name)) for name in metrics}
-        self.usage = Usage()
-        self.rows = 0
         #: Each metric's score range (None: its own scale), for the gate limits.
         self.ranges = {name: (ranges or {}).get(name) for name in metrics}
+        self.usage = Usage()
+        self.rows = 0
         self.agreement = PanelAgreement()
         self.repeats = RepeatMeans(list(metrics))
 
@@ -119,6 +121,33 @@ class Aggregates:
         return self.agreement.summary()
 
 
+class _TemporaryFolder:
+    """A temporary folder, deleted once nothing holds this object any more."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        weakref.finalize(self, shutil.rmtree, path, True)
+
+
+class ResultsPath(PosixPath):
+    """`EvaluationResult.path`: a `Path` that says whether the results file is temporary (a run
+    without `output=`; also in its repr) and then keeps the temporary folder alive while it is
+    held (`str()` of it does not)."""
+
+    _folder: _TemporaryFolder | None = None
+
+    @property
+    def is_temporary(self) -> bool:
+        """True for the path of a temporary results file; a path made from it (`.parent`)
+        holds nothing and says False."""
+        return self._folder is not None
+
+    def __repr__(self) -> str:
+        if self._folder is None:
+            return super().__repr__()
+        return f"{type(self).__name__}({str(self)!r}, temporary: deleted once nothing holds it)"
+
+
 class EvaluationResult:
     """The outcome of `evaluate`: per-metric summaries, total usage and cost, rows on demand."""
 
@@ -131,14 +160,15 @@ class EvaluationResult:
         prices: Mapping[str, tuple[float, float]] | None = None,
         owned_dir: str | None = None,
     ) -> None:
-        self.path = Path(path)
+        self.path = ResultsPath(path)
+        if owned_dir is not None:
+            # A run without `output=` writes to a temporary folder that lives as long as this
+            # result, its path or a reader of its rows.
+            self.path._folder = _TemporaryFolder(owned_dir)
         self.meta = meta
         self._aggregates = aggregates
         self._prices = dict(prices) if prices else None
         self._intervals: dict[str, dict[str, Any]] | None = None
-        if owned_dir is not None:
-            # A run without `output=` writes to a temporary directory that lives as long as this.
-            weakref.finalize(self, shutil.rmtree, owned_dir, True)
 
     @classmethod
     def from_file(
@@ -152,6 +182,12 @@ class EvaluationResult:
         aggregates = Aggregates([m["name"] for m in entries], thresholds, ranges)
         read_rows(path, aggregates.add_row, repair=False)
         return cls(path, meta, aggregates, prices=prices)
+
+    @property
+    def is_temporary(self) -> bool:
+        """True when the results file is in a temporary folder (a run without `output=`),
+        deleted once neither this result, its `path` nor a reader of its `rows()` is held."""
+        return self.path.is_temporary
 
     @property
     def metric_names(self) -> list[str]:
@@ -235,8 +271,9 @@ class EvaluationResult:
         }
 
     def rows(self) -> Iterator[ResultRow]:
-        """Every results row, in input order, read lazily from the results file."""
-        return iter_rows(self.path)
+        """Every results row, in input order, read lazily from the results file (the reader
+        holds this result, so a temporary results file lives while it is read)."""
+        yield from iter_rows(self.path)
 
     def __getitem__(self, metric: str) -> list[float | None]:
         """Ragas habit: `result["topic_adherence"]` is that metric's scores in record order."""
@@ -351,7 +388,8 @@ class EvaluationResult:
             )
         body = "; ".join(parts) or "no metrics"
         records = f"{len(self)} {plural(len(self), 'record')}"
-        return f"EvaluationResult({records}; {body}; results={str(self.path)!r})"
+        temporary = " (temporary)" if self.is_temporary else ""
+        return f"EvaluationResult({records}; {body}; results={str(self.path)!r}{temporary})"
 
 
 def _range(value: Any) -> tuple[float, float] | None:
