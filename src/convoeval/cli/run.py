@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -24,9 +25,11 @@ from convoeval.cli.options import (
     reading_options,
 )
 from convoeval.cli.output import (
+    EXIT_BUG,
     EXIT_FAIL_UNDER,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
+    bug_lines,
     error_lines,
     fail,
     metric_list,
@@ -149,23 +152,26 @@ def run(
 ) -> None:
     """Score every conversation of DATA and write one results row per record.
 
-    Exit codes: 0 done; 2 unusable data or options, an unreachable judge, or a results file
-    made by another run (nothing is scored); 3 a --fail-under gate failed; 4 some (record,
-    metric) pairs failed (retry them with --retry-failed); 130 interrupted, or a Ray run that
-    lost every worker (the rows written are kept: run again to resume).
+    Exit codes: 0 done; 2 unusable data or options (a --threshold or --fail-under limit that
+    is not a finite number within its metric's score range too), an unreachable judge, or a
+    results file made by another run (nothing is scored); 3 a --fail-under gate failed; 4 some
+    (record, metric) pairs failed (the judge gave up: retry them with --retry-failed); 6 a bug
+    (an exception that is not a judge or data error) stopped the run: its traceback is shown
+    and the rows written so far are kept (run again to resume); 130 interrupted, or a Ray run
+    that lost every worker (the rows written are kept: run again to resume).
     """
     from convoeval.engines.ray.engine import RayWorkersLost
     from convoeval.errors import ConvoevalError
     from convoeval.judges import resolve_judge
     from convoeval.runner import evaluate
     from convoeval.runner._lock import check_writable
+    from convoeval.runner._plan import build_metrics, check_gates, metric_ranges
     from convoeval.stats.trials import parse_trials_option
 
     limits = pairs(thresholds, "--threshold")
     gates = pairs(fail_under, "--fail-under")
     mode, pass_rate = gate_mode(gate_spec)
     target = output or default_output(data)
-    from convoeval.runner._plan import build_metrics, check_gates, metric_ranges
     offline = all(one.strip().lower() == "offline" for one in judge)
     if offline and (base_url or api_key) and not quiet:
         click.echo(
@@ -217,6 +223,10 @@ def run(
         fail(error_lines(exc))
     except KeyboardInterrupt:
         fail(["interrupted: run the same command again to resume"], EXIT_INTERRUPTED)
+    except click.ClickException:
+        raise  # a bad option value (exit 2), said by click
+    except Exception:  # a bug: its traceback and exit 6; the rows written are kept (resumable)
+        fail(bug_lines(target, [api_key, os.environ.get("OPENAI_API_KEY")]), EXIT_BUG)
     try:
         summary = trials_of(result, trials)
     except ConvoevalError as exc:

@@ -282,6 +282,12 @@ class Metric(ABC):
         """The required fields this sample leaves unset (None); an empty list counts as set."""
         return [name for name in self.required if getattr(sample, name, None) is None]
 
+    def data_problems(self, sample: MultiTurnSample) -> list[str]:
+        """What this metric cannot use in a sample that sets its required fields (a malformed
+        value it would otherwise meet only while scoring), as `field: problem` lines. The run's
+        scan asks it of every record before the first judge call; none by default."""
+        return []
+
     def check(self, sample: MultiTurnSample) -> None:
         """Raise `MissingFieldsError` naming every missing required field."""
         missing = self.missing_fields(sample)

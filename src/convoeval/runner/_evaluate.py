@@ -210,6 +210,7 @@ def _choose(
         reasons = "; ".join(f"{name} {why}" for name, why in sorted(skipped.items()))
         raise UsageError(f"no metric can run on this data with this judge: {reasons}")
     names = [m.name for m in chosen]
+    source.admit(scan, names, skip_invalid=skip_invalid)
     return build_metrics(names, options.get("thresholds")), scan, skipped
 
 
