@@ -131,13 +131,15 @@ async def aevaluate(
     metric name. `repeat=N` scores every record N times with fresh judge samples: `scores`
     holds the means, each row's `repeats` the spread, `result.intervals()` the bootstrap
     confidence intervals (runner/_repeats.py, docs/repeats.md). Without `output` rows go to
-    a temporary file owned by the result; with it an interrupted run resumes (`resume=True`),
-    `overwrite=True` starts again and `retry_failed` re-scores only the failed (record,
-    metric) pairs. `engine="ray"` scores the records on Ray workers (`ray_address`,
-    `ray_workers`, `ray_block_size`; docs/scale.md), the rows written here as in a local run.
+    a temporary file, kept while the result, its `path` or a reader of its rows is held; with
+    it an interrupted run resumes (`resume=True`), `overwrite=True` starts again and
+    `retry_failed` re-scores only the failed (record, metric) pairs. `engine="ray"` scores the
+    records on Ray workers (`ray_address`, `ray_workers`, `ray_block_size`; docs/scale.md), the
+    rows written here as in a local run.
     Raises a `ConvoevalError` (bad data, options or results file, unreachable judge) before any
-    judge call; a pair that fails gives a failed result, unless `raise_exceptions`, which
-    raises the first failure.
+    judge call; a pair whose judge fails gives a failed result, unless `raise_exceptions`,
+    which raises the first failure. Any other exception (a bug in a metric) is raised as it
+    is, the rows written before it kept.
     """
     given = [
         v for v in (samples, options.get("dataset"), options.get("test_cases")) if v is not None
