@@ -101,8 +101,6 @@ def _relevancy_data(path: Path, count: int) -> Path:
 def test_resuming_with_a_metric_held_judge_of_another_model_or_endpoint_is_refused(
     tmp_path: Path, fault_server: Any
 ) -> None:
-    from conftest import FaultServer
-
     fault_server.reply(RELEVANT).forever()
     data = _relevancy_data(tmp_path / "d.jsonl", 3)
     out = tmp_path / "r.jsonl"
@@ -120,7 +118,7 @@ def test_resuming_with_a_metric_held_judge_of_another_model_or_endpoint_is_refus
         evaluate(data, [ConversationRelevancyMetric(model=judge("model-b"))], output=out)
     now = f"openai/model-b model-b {fault_server.url}"
     assert f"conversation_relevancy's judge differs ({was} -> {now})" in str(caught.value)
-    other = FaultServer()  # another endpoint, the same model
+    other = type(fault_server)()  # another fault server: another endpoint, the same model
     try:
         url = other.url
         with pytest.raises(ResultsFileError) as moved:
