@@ -165,7 +165,7 @@ def assert_conversation(
     plan = plan_judges(chosen, judge, {})
     try:
         try:
-            run_sync(lambda: check_reachable_once(plan.judges(chosen)))
+            run_sync(lambda: check_reachable_once(plan.judges()))
         except JudgeUnreachableError as exc:  # raised here: the test's line, then why
             raise JudgeUnreachableError(str(exc)) from None
         if repeat == 1:

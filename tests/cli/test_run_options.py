@@ -270,8 +270,9 @@ def test_a_bug_shows_its_traceback_instead_of_invalid_input(tmp_path: Path) -> N
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
     )
-    assert done.returncode == 1
+    assert done.returncode == 6  # EXIT_BUG (DESIGN §8)
     assert "Traceback" in done.stderr and "TypeError: an internal bug" in done.stderr
+    assert "error: a bug stopped the run" in done.stderr
 
 
 def test_other_layouts_run_with_messages_field_and_field_paths(tmp_path: Path) -> None:

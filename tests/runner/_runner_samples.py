@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from convoeval import AIMessage, HumanMessage, MultiTurnSample, ToolCall
+from convoeval.judges import JudgeError
 from convoeval.metrics import Ask, Metric, MetricResult
 
 
@@ -75,7 +76,7 @@ class DelayMetric(Metric):
 
 
 class BoomMetric(Metric):
-    """Test metric (not registered): raises an unexpected error on odd-numbered records."""
+    """Test metric (not registered): its judge fails (`JudgeError`) on odd-numbered records."""
 
     name: ClassVar[str] = "boom_metric"
     required: ClassVar[tuple[str, ...]] = ("user_input",)
@@ -83,5 +84,5 @@ class BoomMetric(Metric):
     async def _score(self, sample: MultiTurnSample, ask: Ask) -> MetricResult:
         number = index_of(sample)
         if number % 2:
-            raise ZeroDivisionError(f"boom on {number}")
+            raise JudgeError("boom", f"boom on {number}")
         return MetricResult(1.0, "fine")

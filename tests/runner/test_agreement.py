@@ -14,6 +14,7 @@ from sklearn.metrics import cohen_kappa_score, confusion_matrix, mean_absolute_e
 
 from convoeval import AgreementReport, AIMessage, HumanMessage, MultiTurnSample, agree, evaluate
 from convoeval.judges import FakeJudge
+from convoeval.judges.core.backend import BackendFailure, Failure
 from convoeval.metrics import Ask, Metric, MetricResult
 from convoeval.metrics.conversation_relevancy import VERDICTS
 from convoeval.stats import figures as st
@@ -101,7 +102,7 @@ class _Graded(Metric):
 def _answer(inputs: Any) -> Any:
     """Relevant unless the reply says off-topic; a reply saying FAIL makes the judge fail."""
     if any("FAIL" in reply for _, reply in inputs.pairs.values()):
-        return RuntimeError("scripted failure")
+        return BackendFailure(Failure.FATAL, "scripted failure")  # a judge failure
     verdicts = [
         {"exchange": i, "relevant": "off-topic" not in inputs.pairs[i][1], "reason": f"why {i}"}
         for i, _ in inputs.windows

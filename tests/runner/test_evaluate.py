@@ -24,6 +24,7 @@ from convoeval import (
 )
 from convoeval.io import DataError
 from convoeval.judges import FakeJudge
+from convoeval.metrics import MetricFailedError
 from convoeval.metrics.conversation_relevancy import VERDICTS
 from convoeval.runner import OfflineJudgeError, RequiredFieldsError, read_meta
 
@@ -120,7 +121,7 @@ def test_rows_stream_in_input_order_when_later_records_finish_first(tmp_path: Pa
     assert 1 < metric.peak <= 16
 
 
-def test_one_failure_never_stops_the_others() -> None:
+def test_one_judge_failure_never_stops_the_others() -> None:
     samples = [tool_sample(i) for i in range(6)]
     result = evaluate(samples, [BoomMetric(), ToolCallF1()], show_progress=False)
     rows = list(result.rows())
@@ -130,14 +131,14 @@ def test_one_failure_never_stops_the_others() -> None:
         if odd:
             assert row["scores"]["boom_metric"] is None
             assert row["errors"]["boom_metric"] == {
-                "type": "ZeroDivisionError",
-                "message": f"boom on {row['index']}",
+                "type": "JudgeError",
+                "message": f"step 'boom': boom on {row['index']}",
             }
         else:
             assert row["scores"]["boom_metric"] == 1.0 and "boom_metric" not in row["errors"]
     summary = result.summary()["boom_metric"]
     assert (summary["scored"], summary["failed"], summary["unscored"]) == (3, 3, 0)
-    with pytest.raises(ZeroDivisionError, match="boom on 1"):
+    with pytest.raises(MetricFailedError, match="boom on 1"):
         evaluate(samples, [BoomMetric()], show_progress=False, raise_exceptions=True)
 
 

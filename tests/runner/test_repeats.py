@@ -18,6 +18,7 @@ from scipy import stats
 
 from convoeval import ConversationRelevancyMetric, evaluate
 from convoeval.judges import FakeJudge
+from convoeval.judges.core.backend import BackendFailure, Failure
 from convoeval.judges.core.cache import JudgeCache
 from convoeval.judges.ensembles.repeat import repeat_sampling, repeat_scope
 from convoeval.metrics.conversation_relevancy import VERDICTS
@@ -42,7 +43,7 @@ class Counting:
         record = int(inputs.conversation.split("look up item ")[1].split()[0])
         self.calls[record] += 1
         if self.fail_call.get(record) == self.calls[record]:
-            return RuntimeError("scripted judge failure")
+            return BackendFailure(Failure.FATAL, "scripted judge failure")
         relevant = self.calls[record] <= record
         return {
             "verdicts": [

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import sys
+import traceback
+from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import click
@@ -14,11 +17,13 @@ if TYPE_CHECKING:
     from convoeval.stats.trials import TrialsSummary
 
 #: Exit codes (DESIGN §7, §8): 2 unusable input or options, 3 a --fail-under gate failed,
-#: 4 some (record, metric) pairs failed, 5 the judge refused the credentials, 130 interrupted.
+#: 4 some (record, metric) pairs failed, 5 the judge refused the credentials, 6 a bug stopped
+#: the run, 130 interrupted.
 EXIT_INPUT = 2
 EXIT_FAIL_UNDER = 3
 EXIT_FAILED = 4
 EXIT_AUTH = 5
+EXIT_BUG = 6
 EXIT_INTERRUPTED = 130
 
 
@@ -38,6 +43,20 @@ def refused_lines(exc: Exception, results: object) -> list[str]:
         f"error: {exc}",
         f"stopped at the first refusal: the rows written so far are kept in {results}; run the "
         "same command with a valid key to resume",
+    ]
+
+
+def bug_lines(results: Path, secrets: Iterable[str | None] = ()) -> list[str]:
+    """What to print when a bug (an exception that is not a judge or data error) stopped a run:
+    its traceback (credentials masked), then what was kept and what to do."""
+    from convoeval.judges.protocol._redact import redact
+
+    shown = redact(traceback.format_exc().rstrip(), [s for s in secrets if s])
+    return [
+        shown,
+        f"error: a bug stopped the run (exit {EXIT_BUG}): the exception above is not a judge or "
+        f"data error. The rows written so far are kept in {results}: run the same command "
+        "again to resume once it is fixed, and please report it",
     ]
 
 

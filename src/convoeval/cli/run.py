@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -26,9 +27,11 @@ from convoeval.cli.options import (
 )
 from convoeval.cli.output import (
     EXIT_AUTH,
+    EXIT_BUG,
     EXIT_FAIL_UNDER,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
+    bug_lines,
     error_lines,
     fail,
     metric_list,
@@ -103,7 +106,7 @@ from convoeval.cli.output import (
     multiple=True,
     metavar="METRIC=X",
     help="Exit with code 3 when METRIC's mean (failed records counted as 0) is below X or "
-    "nothing was scored.",
+    "nothing was scored; X is a finite number within METRIC's score range.",
 )
 @GATE_OPTION
 @REPEAT_OPTION
@@ -152,18 +155,22 @@ def run(
 ) -> None:
     """Score every conversation of DATA and write one results row per record.
 
-    Exit codes: 0 done; 2 unusable data or options, an unreachable judge, or a results file
-    made by another run (nothing is scored); 3 a --fail-under gate failed; 4 some (record,
-    metric) pairs failed (retry them with --retry-failed); 5 the judge refused the credentials
-    (401/403: the run stopped at the first refusal, the rows written are kept); 130
-    interrupted, or a Ray run that lost every worker (the rows written are kept: run again to
-    resume).
+    Exit codes: 0 done; 2 unusable data or options (a --threshold or --fail-under limit that
+    is not a finite number within its metric's score range too), an unreachable judge, or a
+    results file made by another run (nothing is scored); 3 a --fail-under gate failed; 4 some
+    (record, metric) pairs failed (the judge gave up: retry them with --retry-failed); 5 the
+    judge refused the credentials (401/403: the run stopped at the first refusal, the rows
+    written are kept); 6 a bug (an exception that is not a judge or data error) stopped the
+    run: its traceback is shown and the rows written so far are kept (run again to resume);
+    130 interrupted, or a Ray run that lost every worker (the rows written are kept: run again
+    to resume).
     """
     from convoeval.engines.ray.engine import RayWorkersLost
     from convoeval.errors import ConvoevalError
     from convoeval.judges import JudgeAuthError, resolve_judge
     from convoeval.runner import evaluate
     from convoeval.runner._lock import check_writable
+    from convoeval.runner._plan import build_metrics, check_gates, metric_ranges
     from convoeval.stats.trials import parse_trials_option
 
     limits = pairs(thresholds, "--threshold")
@@ -198,9 +205,8 @@ def run(
         if trials is not None:
             parse_trials_option(trials)
         names = metric_list(metric_names)
-        unknown = sorted(set(gates) - {n.partition(":")[0] for n in names}) if names else []
-        if unknown:
-            fail([f"error: --fail-under names metrics not in this run: {unknown}"])
+        if names:  # the gate limits are checked before scoring, as the thresholds are
+            check_gates(gates, metric_ranges(build_metrics(names, limits)))
         result = evaluate(
             data,
             names or None,
@@ -225,6 +231,10 @@ def run(
         fail(error_lines(exc))
     except KeyboardInterrupt:
         fail(["interrupted: run the same command again to resume"], EXIT_INTERRUPTED)
+    except click.ClickException:
+        raise  # a bad option value (exit 2), said by click
+    except Exception:  # a bug: its traceback and exit 6; the rows written are kept (resumable)
+        fail(bug_lines(target, [api_key, os.environ.get("OPENAI_API_KEY")]), EXIT_BUG)
     try:
         summary = trials_of(result, trials)
     except ConvoevalError as exc:

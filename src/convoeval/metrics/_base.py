@@ -241,11 +241,37 @@ class Metric(ABC):
 
     def __init__(self, *, threshold: float | None = None, judge: Judge | str | None = None) -> None:
         self.threshold: float | None = self.default_threshold if threshold is None else threshold
-        self.judge: Judge | str | None = judge
         self._resolved_own: Judge | None = None
+        self.judge = judge
+
+    @property
+    def judge(self) -> Judge | str | None:
+        """The metric's own judge (a Judge or a spec), used when neither the call nor the run
+        gives one; assigning another takes effect from the next score."""
+        return self._judge
+
+    @judge.setter
+    def judge(self, judge: Judge | str | None) -> None:
+        self._judge = judge
+        self._resolved_own = None  # a spec is resolved again, on its next use
+
+    def own_judge(self) -> Judge | None:
+        """The metric's own judge as a Judge (a spec resolved once per assignment); None when
+        the metric has none."""
+        if self._judge is None:
+            return None
+        if self._resolved_own is None:
+            self._resolved_own = _resolve(self._judge)
+        return self._resolved_own
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(threshold={self.threshold!r})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (e.g. for a Ray worker) without the resolved judge: a spec resolves again."""
+        state = self.__dict__.copy()
+        state["_resolved_own"] = None
+        return state
 
     def config(self) -> dict[str, Any]:
         """The constructor options that shape this metric's scores, JSON-ready (threshold and
@@ -255,6 +281,12 @@ class Metric(ABC):
     def missing_fields(self, sample: MultiTurnSample) -> list[str]:
         """The required fields this sample leaves unset (None); an empty list counts as set."""
         return [name for name in self.required if getattr(sample, name, None) is None]
+
+    def data_problems(self, sample: MultiTurnSample) -> list[str]:
+        """What this metric cannot use in a sample that sets its required fields (a malformed
+        value it would otherwise meet only while scoring), as `field: problem` lines. The run's
+        scan asks it of every record before the first judge call; none by default."""
+        return []
 
     def check(self, sample: MultiTurnSample) -> None:
         """Raise `MissingFieldsError` naming every missing required field."""
@@ -324,11 +356,8 @@ class Metric(ABC):
         """The judge to use: the call's argument, else the metric's own, else the default."""
         if given is not None:
             return _resolve(given)
-        if self.judge is not None:
-            if self._resolved_own is None:
-                self._resolved_own = _resolve(self.judge)
-            return self._resolved_own
-        return _resolve(None)
+        own = self.own_judge()
+        return own if own is not None else _resolve(None)
 
 
 def one_judge(judge: Judge | str | None, llm: Judge | str | None) -> Judge | str | None:

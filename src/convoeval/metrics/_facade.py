@@ -41,6 +41,15 @@ class DeepEvalFacade(Generic[CoreT]):
         return self.core.name
 
     @property
+    def judge(self) -> Judge | str | None:
+        """The core's own judge; assigning one gives it to the core (DeepEval's `model=`)."""
+        return self.core.judge
+
+    @judge.setter
+    def judge(self, judge: Judge | str | None) -> None:
+        self.core.judge = judge
+
+    @property
     def threshold(self) -> float | None:
         """The core's pass mark."""
         return self.core.threshold

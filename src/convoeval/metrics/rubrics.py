@@ -28,6 +28,10 @@ class RubricVerdict(BaseModel):
 
 
 def _levels(rubrics: Mapping[str, str]) -> dict[int, str]:
+    """The rubric by level number; `ValueError` for a key without a number, a level given twice
+    or no level at all."""
+    if not rubrics:
+        raise ValueError("the rubrics give no level")
     levels = {}
     for key, text in rubrics.items():
         found = re.search(r"-?\d+", key)
@@ -101,6 +105,16 @@ class RubricsScore(Metric):
         """The base check, but rubrics given to the metric stand in for the sample's."""
         missing = super().missing_fields(sample)
         return [f for f in missing if not (f == "rubrics" and self.rubrics is not None)]
+
+    def data_problems(self, sample: MultiTurnSample) -> list[str]:
+        """The sample's rubrics when malformed (checked before any judge call)."""
+        if sample.rubrics is None:
+            return []
+        try:
+            _levels(sample.rubrics)
+        except ValueError as exc:
+            return [f"rubrics: {exc}"]
+        return []
 
     async def _score(self, sample: MultiTurnSample, ask: Ask) -> MetricResult:
         source = "sample" if sample.rubrics is not None else "metric"

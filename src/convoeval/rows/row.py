@@ -98,7 +98,7 @@ class JudgeDescription(TypedDict, total=False):
 
 
 #: A metric as the sidecar records it: what shapes its scores (class, config, step
-#: fingerprints) and the judge it used. Functional form: "class" is a Python keyword.
+#: fingerprints), the judge it used and its scores' range. Functional form: "class" is a keyword.
 MetricRecord = TypedDict(
     "MetricRecord",
     {
@@ -110,6 +110,8 @@ MetricRecord = TypedDict(
         "uses_judge": bool,
         "needs_llm": bool,
         "judge": str | None,
+        #: [low, high] of its scores (None: its own scale); gate limits are checked against it.
+        "score_range": NotRequired[list[float] | None],
     },
 )
 

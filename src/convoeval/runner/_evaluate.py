@@ -34,6 +34,7 @@ from convoeval.runner._plan import (
     build_metrics,
     candidates,
     metric_entry,
+    metric_ranges,
     offline_member,
     plan_judges,
 )
@@ -131,13 +132,15 @@ async def aevaluate(
     metric name. `repeat=N` scores every record N times with fresh judge samples: `scores`
     holds the means, each row's `repeats` the spread, `result.intervals()` the bootstrap
     confidence intervals (runner/_repeats.py, docs/repeats.md). Without `output` rows go to
-    a temporary file owned by the result; with it an interrupted run resumes (`resume=True`),
-    `overwrite=True` starts again and `retry_failed` re-scores only the failed (record,
-    metric) pairs. `engine="ray"` scores the records on Ray workers (`ray_address`,
-    `ray_workers`, `ray_block_size`; docs/scale.md), the rows written here as in a local run.
+    a temporary file, kept while the result, its `path` or a reader of its rows is held; with
+    it an interrupted run resumes (`resume=True`), `overwrite=True` starts again and
+    `retry_failed` re-scores only the failed (record, metric) pairs. `engine="ray"` scores the
+    records on Ray workers (`ray_address`, `ray_workers`, `ray_block_size`; docs/scale.md), the
+    rows written here as in a local run.
     Raises a `ConvoevalError` (bad data, options or results file, unreachable judge) before any
-    judge call; a pair that fails gives a failed result, unless `raise_exceptions`, which
-    raises the first failure.
+    judge call; a pair whose judge fails gives a failed result, unless `raise_exceptions`,
+    which raises the first failure. Any other exception (a bug in a metric) is raised as it
+    is, the rows written before it kept.
     """
     given = [
         v for v in (samples, options.get("dataset"), options.get("test_cases")) if v is not None
@@ -211,6 +214,7 @@ def _choose(
         reasons = "; ".join(f"{name} {why}" for name, why in sorted(skipped.items()))
         raise UsageError(f"no metric can run on this data with this judge: {reasons}")
     names = [m.name for m in chosen]
+    source.admit(scan, names, skip_invalid=skip_invalid)
     return build_metrics(names, options.get("thresholds")), scan, skipped
 
 
@@ -235,7 +239,9 @@ async def _evaluate(
         for target, what in ((path, "results file"), (meta_path(path), "results sidecar")):
             check_writable(target, what)
         meta = _meta(source, scan, chosen, plan, skipped, options)
-        aggregates = Aggregates([m.name for m in chosen], {m.name: m.threshold for m in chosen})
+        aggregates = Aggregates(
+            [m.name for m in chosen], {m.name: m.threshold for m in chosen}, metric_ranges(chosen)
+        )
         with RunLock(path):
             rows = prepare(
                 path,
@@ -246,10 +252,10 @@ async def _evaluate(
                 retry_failed=options.get("retry_failed", False),
             )
             write_meta(path, meta)
-            batching = _batch_run.batching(plan.judges(chosen))
+            batching = _batch_run.batching(plan.judges())
             _batch_run.track(batching, path, meta, options.get("show_progress", True), write_meta)
             if rows.to_score(scan.valid):  # a batch server is reached when a batch is sent
-                left = await check_judges([j for j in plan.judges(chosen) if j not in batching])
+                left = await check_judges([j for j in plan.judges() if j not in batching])
                 if left:  # a panel scores with the members it can reach
                     meta["panel_left_out"] = left
                     write_meta(path, meta)
@@ -284,7 +290,7 @@ async def _evaluate(
             shutil.rmtree(owned, ignore_errors=True)
         raise
     finally:
-        await plan.close_clients(chosen)
+        await plan.close_clients()
     return EvaluationResult(path, meta, aggregates, prices=options.get("prices"), owned_dir=owned)
 
 

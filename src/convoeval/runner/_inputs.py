@@ -1,6 +1,7 @@
 """The runner's input: samples in any accepted form, read twice (one checking scan, one scoring
 pass). The scan validates every record, checks (or, without metrics, chooses) the metrics'
-required fields and fingerprints the content, all in one read of the data.
+required fields, asks each metric what else it cannot use (`Metric.data_problems`, e.g. a
+malformed rubric) and fingerprints the content, all in one read of the data.
 
 A data file is simply read again; a list is walked again; any other iterable is spooled to a
 temporary JSONL file during the scan, so memory never holds more than one record.
@@ -57,6 +58,8 @@ class Scan:
     missing: list[str] = field(default_factory=list)
     invalid: set[int] = field(default_factory=set)
     lacking: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: When metrics are chosen from the data: per metric, the records it found malformed.
+    flaws: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
 
     @property
     def valid(self) -> int:
@@ -210,17 +213,35 @@ class Source:
             return json.dumps(found)
         needed: dict[str, list[str]] = {}
         for metric in metrics:
-            for name in metric.missing_fields(sample):
+            missing = metric.missing_fields(sample)
+            for name in missing:
                 if metric.name in scan.lacking:
                     counts = scan.lacking[metric.name]
                     counts[name] = counts.get(name, 0) + 1
                 else:
                     needed.setdefault(name, []).append(metric.name)
+            for problem in [] if missing else metric.data_problems(sample):
+                line = f"{where}: {problem} (needed by {metric.name})"
+                if metric.name in scan.lacking:  # choosing: a problem only if it is chosen
+                    scan.flaws.setdefault(metric.name, []).append((index, line))
+                else:
+                    scan.problems.append(line)
+                    scan.invalid.add(index)
         if needed:
             parts = [f"{name} (needed by {', '.join(users)})" for name, users in needed.items()]
             scan.missing.append(f"{where}: missing {'; '.join(parts)}")
             scan.invalid.add(index)
         return sample.model_dump_json()  # deterministic field order; fast (pydantic-core)
+
+    def admit(self, scan: Scan, chosen: Iterable[str], *, skip_invalid: bool = False) -> None:
+        """After metrics were chosen from the data (`scan(select=True)`): the records a chosen
+        metric found malformed are problems, as they are when the metrics are named."""
+        flaws = sorted(flaw for name in chosen for flaw in scan.flaws.get(name, []))
+        for index, line in flaws:
+            scan.problems.append(line)
+            scan.invalid.add(index)
+        if flaws:
+            _raise_problems(scan, self.label, skip_invalid)
 
     def items(self) -> Iterator[Item]:
         """The scoring pass: every record to score, in order (call after a successful `scan`)."""

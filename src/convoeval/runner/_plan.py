@@ -6,6 +6,7 @@ the identity of a metric that resume compares.
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -80,6 +81,11 @@ def score_range(metric: Metric) -> tuple[float, float] | None:
     return (0.0, 1.0)
 
 
+def metric_ranges(metrics: Sequence[Metric]) -> dict[str, tuple[float, float] | None]:
+    """Each metric's score range by name (`score_range`), what its gate limits lie within."""
+    return {metric.name: score_range(metric) for metric in metrics}
+
+
 def build_metrics(
     metrics: Iterable[Metric | str | Any] | Metric | str | Any,
     thresholds: Mapping[str, float] | None = None,
@@ -116,14 +122,38 @@ def build_metrics(
             "given as an object takes its threshold= in its constructor)"
         )
     for metric in built:
-        bounds = score_range(metric)
-        threshold = metric.threshold
-        if threshold is not None and bounds is not None and not bounds[0] <= threshold <= bounds[1]:
-            raise UsageError(
-                f"the threshold of {metric.name} is {threshold:g}, outside its scores' range "
-                f"[{bounds[0]:g}, {bounds[1]:g}]"
-            )
+        if metric.threshold is not None:
+            check_limit(metric.threshold, score_range(metric), f"the threshold of {metric.name}")
     return built
+
+
+def check_limit(value: object, bounds: tuple[float, float] | None, what: str) -> float:
+    """A pass mark or gate limit as a float: a number (not a bool), finite and within the
+    metric's score range `bounds` (None: any); else a `UsageError` saying which. One rule for
+    --threshold and --fail-under: a NaN limit would pass every gate, one outside the range none."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise UsageError(f"{what} must be a number, not {value!r}")
+    if not math.isfinite(value):
+        raise UsageError(f"{what} must be a finite number, not {value!r}")
+    if bounds is not None and not bounds[0] <= value <= bounds[1]:
+        raise UsageError(
+            f"{what} is {value:g}, outside its scores' range [{bounds[0]:g}, {bounds[1]:g}]"
+        )
+    return float(value)
+
+
+def check_gates(
+    limits: Mapping[str, object], ranges: Mapping[str, tuple[float, float] | None]
+) -> dict[str, float]:
+    """`--fail-under` limits by metric name, each checked by `check_limit` against the range of
+    a metric of the run (`ranges`, by name); a name not in the run is a `UsageError`."""
+    unknown = sorted(set(limits) - set(ranges))
+    if unknown:
+        raise UsageError(f"--fail-under names metrics not in this run: {unknown}")
+    return {
+        name: check_limit(value, ranges[name], f"the --fail-under limit of {name}")
+        for name, value in limits.items()
+    }
 
 
 def candidates(offline: bool) -> tuple[list[Metric], dict[str, str]]:
@@ -190,7 +220,8 @@ def describe(judge: Judge) -> JudgeDescription:
 
 @dataclass
 class JudgePlan:
-    """The judge given to the run (resolved once) and the judge each metric will use."""
+    """The judge given to the run (resolved once) and the judge each metric will use: the
+    run's, or the metric's own when the run is given none (None: the metric asks no judge)."""
 
     main: Judge | None
     per_metric: list[Judge | None]
@@ -200,41 +231,38 @@ class JudgePlan:
         return describe(self.main) if self.main is not None else None
 
     def identity(self, metric: Metric, judge: Judge | None) -> str | None:
-        """A short identity of a metric's judge (kind, model, endpoint), for resume checks."""
-        if not metric.uses_judge:
+        """A short identity of the judge a metric scores with, the run's or the metric's own
+        (spec name, model, endpoint; a panel's members in order), for resume checks."""
+        if not metric.uses_judge or judge is None:
             return None
         if isinstance(judge, JudgePanel):
             return "panel: " + "; ".join(str(self.identity(metric, m)) for m in judge.members)
-        desc = describe(judge) if judge is not None else {}
-        name = getattr(judge, "name", "default") if judge is not None else "metric's own"
-        parts = (name, desc.get("model"), desc.get("endpoint"))
+        desc = describe(judge)
+        parts = (getattr(judge, "name", "default"), desc.get("model"), desc.get("endpoint"))
         return " ".join(str(p) for p in parts if p)
 
     def calibration(self) -> str | None:
-        """The offline judge's calibration version when a metric uses the offline judge."""
+        """The offline judge's calibration version when a metric uses the offline judge (the
+        run's or its own)."""
         if not any(j is not None and offline_member(j) for j in self.per_metric):
             return None
         from convoeval.judges.offline import calibration
 
         return calibration.CALIBRATION_VERSION
 
-    def judges(self, metrics: Sequence[Metric]) -> list[Judge]:
+    def judges(self) -> list[Judge]:
         """Every distinct judge this run may ask, the metrics' own and the members of a
         panel included (a panel's endpoints are its members')."""
         found = {id(j): j for j in (self.main, *self.per_metric) if j is not None}
-        for metric in metrics:
-            own = getattr(metric, "_resolved_own", None)
-            if own is not None:
-                found[id(own)] = own
         for judge in list(found.values()):
             for member in members(judge):
                 if member is not None and not isinstance(member, str):
                     found.setdefault(id(member), member)
         return list(found.values())
 
-    async def close_clients(self, metrics: Sequence[Metric]) -> None:
+    async def close_clients(self) -> None:
         """Close the HTTP clients the run's judges opened on this event loop (it ends next)."""
-        for judge in self.judges(metrics):
+        for judge in self.judges():
             if isinstance(judge, JudgePanel):
                 continue  # its members are in the list too
             close = getattr(judge, "aclose", None)
@@ -247,10 +275,11 @@ def plan_judges(
 ) -> JudgePlan:
     """Resolve the run's judge once (only if a metric asks one) and check the offline judge.
 
-    A metric with its own judge keeps it when the run is given none. A metric that needs an LLM
-    judge, paired with the offline judge (alone or as a member of a judge panel, which answers
-    only what every member can), is an `OfflineJudgeError` naming the option to use (or the
-    member). `options` configure a judge built from a spec (the caller refuses them with an
+    A metric with its own judge keeps it when the run is given none (resolved here, so the
+    run's identity names it and its endpoint is checked with the others). A metric that needs an
+    LLM judge, paired with the offline judge (alone or as a member of a judge panel, which
+    answers only what every member can), is an `OfflineJudgeError` naming the option to use (or
+    the member). `options` configure a judge built from a spec (the caller refuses them with an
     object); a list of specs is a judge panel.
     """
     given = {k: v for k, v in options.items() if v is not None}
@@ -265,10 +294,9 @@ def plan_judges(
         if not metric.uses_judge:
             per_metric.append(None)
             continue
-        own = metric.judge if judge is None else None
-        chosen: Judge | None = main if own is None else None
-        effective: Judge | str | None = chosen if chosen is not None else own
-        offline = offline_member(effective)
+        own = metric.own_judge() if judge is None else None
+        chosen = own if own is not None else main
+        offline = offline_member(chosen)
         if metric.needs_llm and offline:
             blocked.append(metric.name)
             offline_name = offline
@@ -290,7 +318,8 @@ def plan_judges(
 
 
 def metric_entry(metric: Metric, judge_identity: str | None) -> MetricRecord:
-    """The sidecar description of a metric: what shapes its scores and the judge it uses."""
+    """The sidecar description of a metric: what shapes its scores, the judge it uses and the
+    range of its scores."""
     return {
         "name": metric.name,
         "class": type(metric).__name__,
@@ -300,4 +329,5 @@ def metric_entry(metric: Metric, judge_identity: str | None) -> MetricRecord:
         "uses_judge": metric.uses_judge,
         "needs_llm": metric.needs_llm,
         "judge": judge_identity,
+        "score_range": list(bounds) if (bounds := score_range(metric)) is not None else None,
     }

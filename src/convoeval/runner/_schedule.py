@@ -2,8 +2,9 @@
 every row before it are done (a kill loses only what is in flight).
 
 A bounded window of records is in flight or waiting to be written; the judge layer enforces the
-endpoint limit on requests. A (record, metric) pair that raises becomes a failed result, unless
-the run raises exceptions, in which case the first failure ends the run.
+endpoint limit on requests. A (record, metric) pair whose judge failed (`JudgeError`) becomes a
+failed result, unless the run raises exceptions, in which case the first failure ends the run.
+Any other exception is a bug: it ends the run at once, the rows written before it kept.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import IO
 
 from convoeval.judges.protocol._redact import scrub
-from convoeval.judges.protocol.base import Judge, JudgeAuthError, Usage
+from convoeval.judges.protocol.base import Judge, JudgeAuthError, JudgeError, Usage
 from convoeval.metrics import Metric, MetricFailedError, MetricResult
 from convoeval.rows.row import ResultRow, usage_entry, usage_of
 from convoeval.runner._inputs import Item
@@ -104,12 +105,13 @@ async def run_jobs(jobs: Iterator[Job], writer: Writer, *, window: int) -> None:
 async def score_pair(
     metric: Metric, sample: MultiTurnSample, judge: Judge | None, raise_exceptions: bool
 ) -> MetricResult:
-    """One (record, metric) result; an exception becomes a failed result unless raising."""
+    """One (record, metric) result; a judge failure becomes a failed result unless raising,
+    anything else (a bug in the metric) is raised as it is."""
     try:
         result = await metric.score(sample, judge=judge)
     except JudgeAuthError:
         raise  # the credentials were refused: the run stops (nothing more is sent)
-    except Exception as exc:
+    except JudgeError as exc:
         if raise_exceptions:
             raise
         return MetricResult.failure(type(exc).__name__, str(exc) or repr(exc))

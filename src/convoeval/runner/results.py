@@ -1,7 +1,9 @@
 """`EvaluationResult`: running per-metric aggregates over a results file, and lazy access to rows.
 
 Only aggregates live in memory (Welford mean and variance, counts, min and max); rows are read
-back from the results JSONL on demand, so a run of any size has a small result object.
+back from the results JSONL on demand, so a run of any size has a small result object. A run
+without `output=` writes to a temporary folder that lives while the result, its `path` or a
+reader of its rows is held.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import shutil
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PosixPath
 from typing import Any, ClassVar
 
 from convoeval._text import plural
@@ -21,6 +23,7 @@ from convoeval.judges.pricing import estimate_cost
 from convoeval.judges.protocol.base import Usage
 from convoeval.rows.files import iter_rows, read_rows, require_meta
 from convoeval.rows.row import ResultRow, RunMeta, usage_of
+from convoeval.runner._plan import check_gates
 from convoeval.stats.panels import PanelAgreement
 from convoeval.stats.repeats import GATE_MODES, RepeatMeans, bootstrap_ci, row_repeats
 
@@ -87,8 +90,15 @@ class MetricStats:
 class Aggregates:
     """Aggregates of every metric and the total usage, fed one results row at a time."""
 
-    def __init__(self, metrics: Sequence[str], thresholds: Mapping[str, float | None]) -> None:
+    def __init__(
+        self,
+        metrics: Sequence[str],
+        thresholds: Mapping[str, float | None],
+        ranges: Mapping[str, tuple[float, float] | None] | None = None,
+    ) -> None:
         self.stats = {name: MetricStats(threshold=thresholds.get(name)) for name in metrics}
+        #: Each metric's score range (None: its own scale), for the gate limits.
+        self.ranges = {name: (ranges or {}).get(name) for name in metrics}
         self.usage = Usage()
         self.rows = 0
         self.agreement = PanelAgreement()
@@ -111,6 +121,33 @@ class Aggregates:
         return self.agreement.summary()
 
 
+class _TemporaryFolder:
+    """A temporary folder, deleted once nothing holds this object any more."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        weakref.finalize(self, shutil.rmtree, path, True)
+
+
+class ResultsPath(PosixPath):
+    """`EvaluationResult.path`: a `Path` that says whether the results file is temporary (a run
+    without `output=`; also in its repr) and then keeps the temporary folder alive while it is
+    held (`str()` of it does not)."""
+
+    _folder: _TemporaryFolder | None = None
+
+    @property
+    def is_temporary(self) -> bool:
+        """True for the path of a temporary results file; a path made from it (`.parent`)
+        holds nothing and says False."""
+        return self._folder is not None
+
+    def __repr__(self) -> str:
+        if self._folder is None:
+            return super().__repr__()
+        return f"{type(self).__name__}({str(self)!r}, temporary: deleted once nothing holds it)"
+
+
 class EvaluationResult:
     """The outcome of `evaluate`: per-metric summaries, total usage and cost, rows on demand."""
 
@@ -123,14 +160,15 @@ class EvaluationResult:
         prices: Mapping[str, tuple[float, float]] | None = None,
         owned_dir: str | None = None,
     ) -> None:
-        self.path = Path(path)
+        self.path = ResultsPath(path)
+        if owned_dir is not None:
+            # A run without `output=` writes to a temporary folder that lives as long as this
+            # result, its path or a reader of its rows.
+            self.path._folder = _TemporaryFolder(owned_dir)
         self.meta = meta
         self._aggregates = aggregates
         self._prices = dict(prices) if prices else None
         self._intervals: dict[str, dict[str, Any]] | None = None
-        if owned_dir is not None:
-            # A run without `output=` writes to a temporary directory that lives as long as this.
-            weakref.finalize(self, shutil.rmtree, owned_dir, True)
 
     @classmethod
     def from_file(
@@ -138,11 +176,18 @@ class EvaluationResult:
     ) -> EvaluationResult:
         """Aggregate a saved results file (with its sidecar meta) without holding its rows."""
         meta = require_meta(path)
-        names = [m["name"] for m in meta.get("metrics", [])]
-        thresholds = {m["name"]: m.get("threshold") for m in meta.get("metrics", [])}
-        aggregates = Aggregates(names, thresholds)
+        entries = meta.get("metrics", [])
+        thresholds = {m["name"]: m.get("threshold") for m in entries}
+        ranges = {m["name"]: _range(m.get("score_range")) for m in entries}
+        aggregates = Aggregates([m["name"] for m in entries], thresholds, ranges)
         read_rows(path, aggregates.add_row, repair=False)
         return cls(path, meta, aggregates, prices=prices)
+
+    @property
+    def is_temporary(self) -> bool:
+        """True when the results file is in a temporary folder (a run without `output=`),
+        deleted once neither this result, its `path` nor a reader of its `rows()` is held."""
+        return self.path.is_temporary
 
     @property
     def metric_names(self) -> list[str]:
@@ -226,8 +271,9 @@ class EvaluationResult:
         }
 
     def rows(self) -> Iterator[ResultRow]:
-        """Every results row, in input order, read lazily from the results file."""
-        return iter_rows(self.path)
+        """Every results row, in input order, read lazily from the results file (the reader
+        holds this result, so a temporary results file lives while it is read)."""
+        yield from iter_rows(self.path)
 
     def __getitem__(self, metric: str) -> list[float | None]:
         """Ragas habit: `result["topic_adherence"]` is that metric's scores in record order."""
@@ -244,16 +290,15 @@ class EvaluationResult:
         self, limits: Mapping[str, float], mode: str = "mean", pass_rate: float | None = None
     ) -> list[str]:
         """Why a `--fail-under` gate fails (empty when it passes); nothing scored fails, and a
-        failed record counts as 0. Per metric (`--gate MODE`):
+        failed record counts as 0. A limit is a finite number within its metric's score range,
+        as a threshold is (else `UsageError`). Per metric (`--gate MODE`):
 
         - "mean": its mean must reach the limit;
         - "lower-bound": the lower end of the bootstrap 95% interval of its mean must;
         - "pass-rate": in at least `pass_rate` of the repeats, that repeat's own mean must
           (would the "mean" gate have passed, run once? asked of every repeat).
         """
-        unknown = sorted(set(limits) - set(self._aggregates.stats))
-        if unknown:
-            raise UsageError(f"--fail-under names metrics not in this run: {unknown}")
+        limits = check_gates(limits, self._aggregates.ranges)
         if mode not in GATE_MODES:
             raise UsageError(f"the gate is one of {', '.join(GATE_MODES)}, not {mode!r}")
         if (mode == "pass-rate") != (pass_rate is not None):
@@ -343,4 +388,12 @@ class EvaluationResult:
             )
         body = "; ".join(parts) or "no metrics"
         records = f"{len(self)} {plural(len(self), 'record')}"
-        return f"EvaluationResult({records}; {body}; results={str(self.path)!r})"
+        temporary = " (temporary)" if self.is_temporary else ""
+        return f"EvaluationResult({records}; {body}; results={str(self.path)!r}{temporary})"
+
+
+def _range(value: Any) -> tuple[float, float] | None:
+    """A score range as the sidecar records it ([low, high]), None when absent or malformed."""
+    if isinstance(value, list) and len(value) == 2:
+        return float(value[0]), float(value[1])
+    return None
