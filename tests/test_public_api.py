@@ -8,6 +8,8 @@ import sys
 import convoeval
 
 EXPECTED = {
+    # Migration from Ragas and DeepEval (issue 34).
+    "ScoreResult",
     "AIMessage",
     "ConversationalTestCase",
     "HumanMessage",

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         MissingFieldsError,
         RoleAdherenceMetric,
         RubricsScore,
+        ScoreResult,
         ToolCallAccuracy,
         ToolCallF1,
         ToolSchemaCheck,
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
 
 #: Public name -> the module that defines it.
 _HOMES: dict[str, str] = {
+    "ScoreResult": "convoeval.metrics",
     "aevaluate": "convoeval.runner",
     "AgentGoalAccuracyWithoutReference": "convoeval.metrics",
     "AgentGoalAccuracyWithReference": "convoeval.metrics",
@@ -164,6 +166,7 @@ __all__ = [
     "ResultsFileError",
     "RoleAdherenceMetric",
     "RubricsScore",
+    "ScoreResult",
     "SystemMessage",
     "ToolCall",
     "ToolCallAccuracy",

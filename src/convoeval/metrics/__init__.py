@@ -18,6 +18,7 @@ from convoeval.metrics._base import (
     as_sample,
 )
 from convoeval.metrics._registry import METRICS, describe_metrics, get_metric, register
+from convoeval.metrics._result import ScoreResult
 
 # Metric modules: importing one registers its metric. Add new metrics here, one line each.
 from convoeval.metrics.agent_goal_accuracy import (
@@ -65,6 +66,7 @@ __all__ = [
     "RoleAdherence",
     "RoleAdherenceMetric",
     "RubricsScore",
+    "ScoreResult",
     "ToolCallAccuracy",
     "ToolCallF1",
     "ToolSchemaCheck",
