@@ -114,6 +114,7 @@ def test_public_names_do_not_leak() -> None:
         "RoleAdherence",
         "RoleAdherenceMetric",
         "RubricsScore",
+        "ScoreResult",
         "ToolCallAccuracy",
         "ToolCallF1",
         "ToolSchemaCheck",

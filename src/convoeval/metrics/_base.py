@@ -8,7 +8,9 @@ failed results (never a score); "nothing to judge" is an unscored result with a 
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Coroutine, Iterable, Mapping
 from typing import Any, ClassVar, TypeVar, overload
@@ -16,7 +18,7 @@ from typing import Any, ClassVar, TypeVar, overload
 from pydantic import BaseModel
 
 from convoeval._sync import run_sync
-from convoeval.errors import ConvoevalError
+from convoeval.errors import ConvoevalError, UsageError
 from convoeval.io._convert import plain
 from convoeval.io.records import record_to_sample
 from convoeval.judges.protocol.base import Judge, JudgeError, Step, Usage
@@ -155,6 +157,10 @@ class Metric(ABC):
     default_threshold: ClassVar[float | None] = None
     #: Every judge step this metric may ask; their fingerprints are part of a run's identity.
     steps: ClassVar[tuple[Step[Any], ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        accept_judge_names(cls)
 
     def __init__(self, *, threshold: float | None = None, judge: Judge | str | None = None) -> None:
         self.threshold: float | None = self.default_threshold if threshold is None else threshold
@@ -301,11 +307,57 @@ class Metric(ABC):
         return own if own is not None else _resolve(None)
 
 
-def one_judge(judge: Judge | str | None, llm: Judge | str | None) -> Judge | str | None:
-    """The judge given as `judge=` or under Ragas's name `llm=` (a Judge or a spec string)."""
-    if judge is not None and llm is not None:
-        raise TypeError("give the judge as judge= or as llm= (Ragas's name), not both")
-    return judge if judge is not None else llm
+#: The names a metric's judge goes by: ours, DeepEval's and Ragas's.
+JUDGE_NAMES = ("judge", "model", "llm")
+
+
+class JudgeNamesError(UsageError, TypeError):
+    """The judge was given under two of its names (`judge=`, `model=`, `llm=`) with different
+    values; also a `TypeError`, as Python's own call-shape mistakes are."""
+
+
+def one_judge(owner: str, given: Mapping[str, Any]) -> Any:
+    """The one judge given under any of `JUDGE_NAMES` (None when none is); two names with
+    different values raise `JudgeNamesError`."""
+    named = {name: value for name, value in given.items() if value is not None}
+    values = list(named.values())
+    if any(value is not values[0] and value != values[0] for value in values[1:]):
+        names = ", ".join(f"{name}=" for name in named)
+        raise JudgeNamesError(
+            f"{owner}: the judge is given as {names} with different values; give it once, "
+            "as judge=, model= (DeepEval's name) or llm= (Ragas's name)"
+        )
+    return values[0] if values else None
+
+
+def accept_judge_names(cls: type[Any]) -> None:
+    """Let the `__init__` that `cls` defines take its judge under every name of `JUDGE_NAMES`
+    (called by `Metric` and `DeepEvalFacade` for each subclass; one place for every metric)."""
+    init = cls.__dict__.get("__init__")
+    if init is None or getattr(init, "__judge_names__", False):
+        return
+    signature = inspect.signature(init)
+    target = next((name for name in JUDGE_NAMES if name in signature.parameters), None)
+    if target is None:
+        return  # a metric without a judge
+
+    @functools.wraps(init)
+    def init_with_judge_names(self: Any, *args: Any, **kwargs: Any) -> None:
+        given = {name: kwargs.pop(name) for name in JUDGE_NAMES if name in kwargs}
+        positional = signature.bind_partial(self, *args).arguments
+        if target in positional:
+            given[target] = positional.pop(target)
+            args = tuple(value for name, value in positional.items() if name != "self")
+        judge = one_judge(cls.__name__, given)
+        if judge is not None:
+            kwargs[target] = judge
+        init(self, *args, **kwargs)
+
+    init_with_judge_names.__judge_names__ = True  # type: ignore[attr-defined]
+    cls.__init__ = init_with_judge_names
+
+
+accept_judge_names(Metric)  # subclasses without an __init__ of their own inherit it
 
 
 def _resolve(spec: Judge | str | None) -> Judge:

@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from convoeval._sync import run_sync
 from convoeval.judges.protocol.base import Judge
-from convoeval.metrics._base import Metric, MetricResult, SampleLike
+from convoeval.metrics._base import Metric, MetricResult, SampleLike, accept_judge_names
 from convoeval.metrics._result import ScoreResult
 
 CoreT = TypeVar("CoreT", bound=Metric)
@@ -21,6 +21,10 @@ CoreT = TypeVar("CoreT", bound=Metric)
 
 class DeepEvalFacade(Generic[CoreT]):
     """A DeepEval-style metric over the stateless `core` (what `evaluate()` actually runs)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        accept_judge_names(cls)  # DeepEval's model=, our judge= and Ragas's llm= alike
 
     def __init__(self, core: CoreT) -> None:
         self.core: CoreT = core
