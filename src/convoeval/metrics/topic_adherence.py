@@ -367,3 +367,7 @@ def _reason(rows: list[dict[str, Any]], counts: dict[str, int]) -> str:
     if wrong_refusals:
         parts.append("refused in scope: " + ", ".join(wrong_refusals))
     return "; ".join(parts) + "."
+
+
+#: The name Ragas's collections API (`ragas.metrics.collections`) gives the same metric.
+TopicAdherence = TopicAdherenceScore
