@@ -8,6 +8,12 @@ import sys
 import convoeval
 
 EXPECTED = {
+    # Migration from Ragas and DeepEval (issue 34).
+    "AspectCritic",
+    "TopicAdherence",
+    "EvaluationDataset",
+    "SingleTurnSample",
+    "ScoreResult",
     "AIMessage",
     "ConversationalTestCase",
     "HumanMessage",
@@ -162,6 +168,7 @@ def test_the_schema_exports_the_conversation_types() -> None:
     assert set(convoeval.schema.__all__) == {
         "AIMessage",
         "ConversationalTestCase",
+        "EvaluationDataset",
         "Exchange",
         "FunctionSpec",
         "HumanMessage",
@@ -169,6 +176,7 @@ def test_the_schema_exports_the_conversation_types() -> None:
         "Message",
         "ModelTestCase",
         "MultiTurnSample",
+        "SingleTurnSample",
         "SystemMessage",
         "ToolCall",
         "ToolMessage",

@@ -56,7 +56,7 @@ def test_readme_command_scores_the_examples_and_writes_a_report(tmp_path: Path) 
     needs = "needs an LLM judge (--judge openai/MODEL): agent_goal_accuracy, "
     llm_only = [line for line in skipped if needs in line]
     assert len(llm_only) == 1  # one line for every metric skipped for the same reason
-    assert llm_only[0].startswith("skipping 9 metrics, each needs")
+    assert llm_only[0].startswith("skipping 10 metrics, each needs")
     assert "convoeval: scoring 12 of 12 records" in done.stderr  # plain lines: not a TTY
     assert "results: support.results.jsonl (12 rows)" in done.stdout
     rows = _rows(tmp_path / "support.results.jsonl")

@@ -20,6 +20,7 @@ from convoeval.metrics import METRICS
 
 #: step name -> (version, fingerprint). Change a prompt or schema: bump the version, pin both.
 PINNED = {
+    "aspect_critic.verdict": (1, "d2db27e9f04048d6"),
     "agent_goal_accuracy.with_reference": (2, "96754372da617662"),
     "agent_goal_accuracy.without_reference": (2, "00799f13828cafa3"),
     "conversation_completeness.intentions": (2, "dbede4e9c929dd5e"),
@@ -39,6 +40,7 @@ PINNED = {
 #: step name -> (version, hash of its rendered prompts for SAMPLE): ties the way conversations and
 #: data values are rendered (schema/render.py, the metrics' input builders) to the version too.
 RENDERED: dict[str, tuple[int, str]] = {
+    "aspect_critic.verdict": (1, "cf72b5735bc66c8f"),
     "agent_goal_accuracy.with_reference": (2, "823258ac850e7573"),
     "agent_goal_accuracy.without_reference": (2, "a6424dfce232eb70"),
     "conversation_completeness.intentions": (2, "ad8d762b1ea14d6d"),
@@ -123,6 +125,7 @@ CONVERSATION_ANSWERS = {
         "verdicts": [{"intention": 1, "satisfied": True, "reason": ""}]
     },
     "user_frustration.verdict": {"frustration": "none", "first_message": None, "reason": "calm"},
+    "aspect_critic.verdict": {"reason": "found", "verdict": 1},
     "conversational_geval.score": {"score": 7, "reason": "polite"},
     "tool_use.verdicts": {
         "verdicts": [{"call": 0, "right_tool": True, "right_arguments": True, "reason": ""}],
@@ -148,6 +151,7 @@ def _answer(step: str, inputs: Any) -> dict[str, Any]:
 
 #: Options a metric needs to ask its steps at all (its defaults would leave it nothing to judge).
 RENDER_OPTIONS: dict[str, dict[str, Any]] = {
+    "aspect_critic": {"name": "helpful", "definition": "The assistant finds the order."},
     "conversational_geval": {
         "name": "Politeness",
         "criteria": "The assistant is polite.",

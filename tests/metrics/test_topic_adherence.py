@@ -283,8 +283,8 @@ def test_long_conversations_are_extracted_and_judged_in_bounded_parts() -> None:
 def test_llm_is_ragas_name_for_the_judge() -> None:
     judge = _judge([("parcel", True, True)])
     assert TopicAdherenceScore(llm=judge).score_sync(SAMPLE).value == 1.0
-    with pytest.raises(TypeError, match="not both"):
-        TopicAdherenceScore(llm=judge, judge=judge)
+    with pytest.raises(TypeError, match="different values"):
+        TopicAdherenceScore(llm=judge, judge=_judge([]))
 
 
 def test_score_sync_takes_every_dict_layout_evaluate_reads() -> None:

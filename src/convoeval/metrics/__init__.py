@@ -18,12 +18,14 @@ from convoeval.metrics._base import (
     as_sample,
 )
 from convoeval.metrics._registry import METRICS, describe_metrics, get_metric, register
-
-# Metric modules: importing one registers its metric. Add new metrics here, one line each.
+from convoeval.metrics._result import ScoreResult
 from convoeval.metrics.agent_goal_accuracy import (
     AgentGoalAccuracyWithoutReference,
     AgentGoalAccuracyWithReference,
 )
+
+# Metric modules: importing one registers its metric. Add new metrics here, one line each.
+from convoeval.metrics.aspect_critic import AspectCritic
 from convoeval.metrics.conversation_completeness import (
     ConversationCompleteness,
     ConversationCompletenessMetric,
@@ -40,7 +42,7 @@ from convoeval.metrics.tool_call_accuracy import ToolCallAccuracy
 from convoeval.metrics.tool_call_f1 import ToolCallF1
 from convoeval.metrics.tool_schema import ToolSchemaCheck
 from convoeval.metrics.tool_use import ToolUse, ToolUseMetric
-from convoeval.metrics.topic_adherence import TopicAdherenceScore
+from convoeval.metrics.topic_adherence import TopicAdherence, TopicAdherenceScore
 from convoeval.metrics.trajectory_match import TrajectoryMatch
 from convoeval.metrics.turn_relevancy import TurnRelevancy, TurnRelevancyMetric
 from convoeval.metrics.user_frustration import UserFrustration
@@ -50,6 +52,7 @@ __all__ = [
     "AgentGoalAccuracyWithReference",
     "AgentGoalAccuracyWithoutReference",
     "Ask",
+    "AspectCritic",
     "ConversationCompleteness",
     "ConversationCompletenessMetric",
     "ConversationRelevancy",
@@ -65,11 +68,13 @@ __all__ = [
     "RoleAdherence",
     "RoleAdherenceMetric",
     "RubricsScore",
+    "ScoreResult",
     "ToolCallAccuracy",
     "ToolCallF1",
     "ToolSchemaCheck",
     "ToolUse",
     "ToolUseMetric",
+    "TopicAdherence",
     "TopicAdherenceScore",
     "TrajectoryMatch",
     "TurnRelevancy",

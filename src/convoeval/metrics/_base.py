@@ -1,4 +1,4 @@
-"""The metric base: `MetricResult`, the abstract `Metric`, and the one sync wrapper.
+"""The metric base: the abstract `Metric`, its sync wrapper and its Ragas-habit calls.
 
 A metric is stateless: `await metric.score(sample)` checks the required fields, resolves a judge
 when the metric uses one, and runs the subclass's `_score(sample, ask)`. Judge failures become
@@ -8,21 +8,24 @@ failed results (never a score); "nothing to judge" is an unscored result with a 
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
-import math
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Coroutine, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypedDict, TypeVar
+from typing import Any, ClassVar, TypeVar, overload
 
 from pydantic import BaseModel
 
 from convoeval._sync import run_sync
-from convoeval.errors import ConvoevalError
+from convoeval.errors import ConvoevalError, UsageError
 from convoeval.io._convert import plain
 from convoeval.io.records import record_to_sample
 from convoeval.judges.protocol.base import Judge, JudgeError, Step, Usage
 from convoeval.judges.protocol.step import StepInputs
+from convoeval.metrics._result import ErrorInfo as ErrorInfo  # re-exported
+from convoeval.metrics._result import MetricResult as MetricResult  # re-exported
+from convoeval.metrics._result import ScoreResult
 from convoeval.schema import ConversationalTestCase, MultiTurnSample
 
 OutT = TypeVar("OutT", bound=BaseModel)
@@ -30,90 +33,6 @@ T = TypeVar("T")
 
 #: What `score` accepts: a sample, a DeepEval-style case, or a dict in a layout `evaluate` reads.
 SampleLike = MultiTurnSample | ConversationalTestCase | Mapping[str, Any]
-
-
-class ErrorInfo(TypedDict):
-    """Why a metric failed: the exception type name and its message."""
-
-    type: str
-    message: str
-
-
-@dataclass(frozen=True)
-class MetricResult:
-    """One metric's outcome for one sample: scored, unscored (with a reason) or failed.
-
-    - scored: `value` is a finite float;
-    - unscored: `value` is None, `reason` says why, `error` is None (e.g. nothing to judge);
-    - failed: `value` is None and `error` is set (e.g. the judge failed after its retries).
-    NaN and infinity are rejected: a result never hides a failure in a number.
-    """
-
-    value: float | None
-    reason: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
-    usage: Usage = field(default_factory=Usage)
-    error: ErrorInfo | None = None
-
-    def __post_init__(self) -> None:
-        value = self.value
-        if value is not None:
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise TypeError(f"MetricResult.value must be a float or None, not {value!r}")
-            if not math.isfinite(value):
-                raise ValueError(
-                    f"MetricResult.value must be a finite number, not {value!r}: "
-                    "use value=None with a reason (unscored) or an error (failed)"
-                )
-            object.__setattr__(self, "value", float(value))
-            if self.error is not None:
-                raise ValueError("a failed MetricResult (error set) cannot carry a value")
-        elif self.error is None and not self.reason:
-            raise ValueError("an unscored MetricResult (value None, no error) needs a reason")
-
-    @classmethod
-    def unscored(
-        cls, reason: str, details: dict[str, Any] | None = None, usage: Usage | None = None
-    ) -> MetricResult:
-        """A result that could not be scored for a stated reason (not an error)."""
-        return cls(value=None, reason=reason, details=details or {}, usage=usage or Usage())
-
-    @classmethod
-    def failure(
-        cls,
-        error_type: str,
-        message: str,
-        details: dict[str, Any] | None = None,
-        usage: Usage | None = None,
-    ) -> MetricResult:
-        """A result for a metric that failed (for example the judge gave up)."""
-        return cls(
-            value=None,
-            reason=message,
-            details=details or {},
-            usage=usage or Usage(),
-            error={"type": error_type, "message": message},
-        )
-
-    @property
-    def scored(self) -> bool:
-        """True when `value` is a number."""
-        return self.value is not None
-
-    @property
-    def failed(self) -> bool:
-        """True when the metric failed (an error is recorded)."""
-        return self.error is not None
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict for results files."""
-        return {
-            "value": self.value,
-            "reason": self.reason,
-            "details": self.details,
-            "usage": self.usage.as_dict(),
-            "error": dict(self.error) if self.error is not None else None,
-        }
 
 
 class MissingFieldsError(ConvoevalError, ValueError):
@@ -239,6 +158,10 @@ class Metric(ABC):
     #: Every judge step this metric may ask; their fingerprints are part of a run's identity.
     steps: ClassVar[tuple[Step[Any], ...]] = ()
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        accept_judge_names(cls)
+
     def __init__(self, *, threshold: float | None = None, judge: Judge | str | None = None) -> None:
         self.threshold: float | None = self.default_threshold if threshold is None else threshold
         self._resolved_own: Judge | None = None
@@ -300,9 +223,32 @@ class Metric(ABC):
             return None
         return result.value >= self.threshold
 
-    async def score(self, sample: SampleLike, *, judge: Judge | str | None = None) -> MetricResult:
-        """Score one sample. Raises `MissingFieldsError` before any judge call; a `JudgeError`
-        while scoring gives a failed result with the usage spent so far."""
+    @overload
+    def score(
+        self, sample: SampleLike, *, judge: Judge | str | None = None
+    ) -> Coroutine[Any, Any, MetricResult]: ...
+
+    @overload
+    def score(self, sample: None = None, **fields: Any) -> ScoreResult | None: ...
+
+    def score(
+        self, sample: SampleLike | None = None, **fields: Any
+    ) -> Coroutine[Any, Any, MetricResult] | ScoreResult | None:
+        """Score one sample: `await metric.score(sample)` gives the `MetricResult`. Raises
+        `MissingFieldsError` before any judge call; a `JudgeError` while scoring gives a failed
+        result with the usage spent so far.
+
+        Ragas's collections habit, sync: given no sample but the sample's fields as keywords
+        (`metric.score(user_input=[...], reference_tool_calls=[...])`) it is `ascore`'s result.
+        """
+        if sample is not None:
+            return self._score_sample(sample, judge=fields.pop("judge", None), **fields)
+        return run_sync(lambda: self.ascore(**fields))
+
+    async def _score_sample(
+        self, sample: SampleLike, *, judge: Judge | str | None = None
+    ) -> MetricResult:
+        """`score(sample)`: the one async core every other way of scoring goes through."""
         converted = as_sample(sample)
         self.check(converted)
         ask = Ask(self._judge_for(judge) if self.uses_judge else None, self.name)
@@ -320,31 +266,32 @@ class Metric(ABC):
 
     def score_sync(self, sample: SampleLike, *, judge: Judge | str | None = None) -> MetricResult:
         """`score` for sync code (works inside a running event loop too, e.g. Jupyter)."""
-        return run_sync(lambda: self.score(sample, judge=judge))
+        return run_sync(lambda: self._score_sample(sample, judge=judge))
 
     async def multi_turn_ascore(
         self, sample: SampleLike, callbacks: Any = None, timeout: float | None = None
-    ) -> float | None:
-        """Ragas habit: the score as a float, None when unscored.
+    ) -> ScoreResult | None:
+        """Ragas habit: the score as a float that also carries `.value`, `.reason` and the rest
+        of the result (`ScoreResult`); None when unscored.
 
         Unlike a silent None, a failed result raises `MetricFailedError` (carrying the result).
         `callbacks` is accepted for Ragas compatibility and ignored; `timeout` is in seconds.
         """
         del callbacks
-        result = await asyncio.wait_for(self.score(sample), timeout)
+        result = await asyncio.wait_for(self._score_sample(sample), timeout)
         if result.failed:
             raise MetricFailedError(self.name, result)
-        return result.value
+        return None if result.value is None else ScoreResult.of(result)
 
     def multi_turn_score(
         self, sample: SampleLike, callbacks: Any = None, timeout: float | None = None
-    ) -> float | None:
+    ) -> ScoreResult | None:
         """Ragas habit, sync: like `multi_turn_ascore` (raises `MetricFailedError` on failure)."""
         return run_sync(lambda: self.multi_turn_ascore(sample, callbacks, timeout))
 
-    async def ascore(self, **fields: Any) -> float | None:
-        """Ragas's newer call shape: the sample's fields as keywords, e.g.
-        `await metric.ascore(user_input=[...], reference_topics=[...])`; the same float as
+    async def ascore(self, **fields: Any) -> ScoreResult | None:
+        """Ragas's collections call shape: the sample's fields as keywords, e.g.
+        `await metric.ascore(user_input=[...], reference_topics=[...])`; the same result as
         `multi_turn_ascore(sample)`."""
         return await self.multi_turn_ascore(plain(fields))  # Ragas's message objects too
 
@@ -360,11 +307,57 @@ class Metric(ABC):
         return own if own is not None else _resolve(None)
 
 
-def one_judge(judge: Judge | str | None, llm: Judge | str | None) -> Judge | str | None:
-    """The judge given as `judge=` or under Ragas's name `llm=` (a Judge or a spec string)."""
-    if judge is not None and llm is not None:
-        raise TypeError("give the judge as judge= or as llm= (Ragas's name), not both")
-    return judge if judge is not None else llm
+#: The names a metric's judge goes by: ours, DeepEval's and Ragas's.
+JUDGE_NAMES = ("judge", "model", "llm")
+
+
+class JudgeNamesError(UsageError, TypeError):
+    """The judge was given under two of its names (`judge=`, `model=`, `llm=`) with different
+    values; also a `TypeError`, as Python's own call-shape mistakes are."""
+
+
+def one_judge(owner: str, given: Mapping[str, Any]) -> Any:
+    """The one judge given under any of `JUDGE_NAMES` (None when none is); two names with
+    different values raise `JudgeNamesError`."""
+    named = {name: value for name, value in given.items() if value is not None}
+    values = list(named.values())
+    if any(value is not values[0] and value != values[0] for value in values[1:]):
+        names = ", ".join(f"{name}=" for name in named)
+        raise JudgeNamesError(
+            f"{owner}: the judge is given as {names} with different values; give it once, "
+            "as judge=, model= (DeepEval's name) or llm= (Ragas's name)"
+        )
+    return values[0] if values else None
+
+
+def accept_judge_names(cls: type[Any]) -> None:
+    """Let the `__init__` that `cls` defines take its judge under every name of `JUDGE_NAMES`
+    (called by `Metric` and `DeepEvalFacade` for each subclass; one place for every metric)."""
+    init = cls.__dict__.get("__init__")
+    if init is None or getattr(init, "__judge_names__", False):
+        return
+    signature = inspect.signature(init)
+    target = next((name for name in JUDGE_NAMES if name in signature.parameters), None)
+    if target is None:
+        return  # a metric without a judge
+
+    @functools.wraps(init)
+    def init_with_judge_names(self: Any, *args: Any, **kwargs: Any) -> None:
+        given = {name: kwargs.pop(name) for name in JUDGE_NAMES if name in kwargs}
+        positional = signature.bind_partial(self, *args).arguments
+        if target in positional:
+            given[target] = positional.pop(target)
+            args = tuple(value for name, value in positional.items() if name != "self")
+        judge = one_judge(cls.__name__, given)
+        if judge is not None:
+            kwargs[target] = judge
+        init(self, *args, **kwargs)
+
+    init_with_judge_names.__judge_names__ = True  # type: ignore[attr-defined]
+    cls.__init__ = init_with_judge_names
+
+
+accept_judge_names(Metric)  # subclasses without an __init__ of their own inherit it
 
 
 def _resolve(spec: Judge | str | None) -> Judge:

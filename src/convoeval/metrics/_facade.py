@@ -13,13 +13,18 @@ from typing import Any, Generic, TypeVar
 
 from convoeval._sync import run_sync
 from convoeval.judges.protocol.base import Judge
-from convoeval.metrics._base import Metric, MetricResult, SampleLike
+from convoeval.metrics._base import Metric, MetricResult, SampleLike, accept_judge_names
+from convoeval.metrics._result import ScoreResult
 
 CoreT = TypeVar("CoreT", bound=Metric)
 
 
 class DeepEvalFacade(Generic[CoreT]):
     """A DeepEval-style metric over the stateless `core` (what `evaluate()` actually runs)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        accept_judge_names(cls)  # DeepEval's model=, our judge= and Ragas's llm= alike
 
     def __init__(self, core: CoreT) -> None:
         self.core: CoreT = core
@@ -79,12 +84,12 @@ class DeepEvalFacade(Generic[CoreT]):
 
     async def multi_turn_ascore(
         self, sample: SampleLike, callbacks: Any = None, timeout: float | None = None
-    ) -> float | None:
+    ) -> ScoreResult | None:
         """The core's Ragas-style float score (stateless)."""
         return await self.core.multi_turn_ascore(sample, callbacks, timeout)
 
     def multi_turn_score(
         self, sample: SampleLike, callbacks: Any = None, timeout: float | None = None
-    ) -> float | None:
+    ) -> ScoreResult | None:
         """The core's Ragas-style float score, sync (stateless)."""
         return self.core.multi_turn_score(sample, callbacks, timeout)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from convoeval.judges.protocol.base import Judge
 from convoeval.judges.protocol.step import Step, StepInput
-from convoeval.metrics._base import Ask, Metric, MetricResult, one_judge
+from convoeval.metrics._base import Ask, Metric, MetricResult
 from convoeval.metrics._registry import register
 from convoeval.schema import MultiTurnSample
 from convoeval.schema.render import fenced, quote
@@ -89,9 +89,8 @@ class RubricsScore(Metric):
         normalize: bool = False,
         threshold: float | None = None,
         judge: Judge | str | None = None,
-        llm: Judge | str | None = None,
     ) -> None:
-        super().__init__(threshold=threshold, judge=one_judge(judge, llm))
+        super().__init__(threshold=threshold, judge=judge)
         self.rubrics = dict(rubrics) if rubrics is not None else None
         if self.rubrics is not None:
             _levels(self.rubrics)  # fail early on malformed keys

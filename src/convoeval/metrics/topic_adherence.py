@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from convoeval._text import plural
 from convoeval.judges.protocol.base import Judge
 from convoeval.judges.protocol.step import OfflineKit, Step, StepInput
-from convoeval.metrics._base import Ask, Metric, MetricResult, concurrently, one_judge
+from convoeval.metrics._base import Ask, Metric, MetricResult, concurrently
 from convoeval.metrics._keyed import KeyedVerdicts, keyed_check, keyed_listing, ratio
 from convoeval.metrics._registry import register
 from convoeval.schema import HumanMessage, MultiTurnSample, split_exchanges
@@ -229,11 +229,10 @@ class TopicAdherenceScore(Metric):
         *,
         threshold: float | None = None,
         judge: Judge | str | None = None,
-        llm: Judge | str | None = None,
     ) -> None:
         if mode not in ("f1", "precision", "recall"):
             raise ValueError(f"mode must be 'f1', 'precision' or 'recall', not {mode!r}")
-        super().__init__(threshold=threshold, judge=one_judge(judge, llm))
+        super().__init__(threshold=threshold, judge=judge)
         self.mode: Mode = mode
 
     def __repr__(self) -> str:
@@ -368,3 +367,7 @@ def _reason(rows: list[dict[str, Any]], counts: dict[str, int]) -> str:
     if wrong_refusals:
         parts.append("refused in scope: " + ", ".join(wrong_refusals))
     return "; ".join(parts) + "."
+
+
+#: The name Ragas's collections API (`ragas.metrics.collections`) gives the same metric.
+TopicAdherence = TopicAdherenceScore

@@ -10,6 +10,7 @@ failed pairs of an earlier run and replaces the file atomically.
 
 from __future__ import annotations
 
+import difflib
 import os
 import shutil
 import tempfile
@@ -99,6 +100,46 @@ class RunOptions(TypedDict, total=False):
     ray_block_size: int | None
 
 
+#: The peers' evaluate() keywords with no meaning here: accepted so their code runs unchanged
+#: (docs/migrating-from-ragas.md, docs/migrating-from-deepeval.md), then left out.
+PEER_KEYWORDS = frozenset(
+    {
+        # Ragas ("llm" is mapped: Ragas's name for the judge)
+        "llm",
+        "embeddings",
+        "callbacks",
+        "run_config",
+        "token_usage_parser",
+        "in_ci",
+        "batch_size",
+        "experiment_name",
+        "column_map",
+        "allow_nest_asyncio",
+        "return_executor",
+        # DeepEval
+        "hyperparameters",
+        "identifier",
+        "async_config",
+        "display_config",
+        "error_config",
+        "cache_config",
+    }
+)
+
+
+def check_keywords(options: dict[str, Any]) -> dict[str, Any]:
+    """The peers' keywords with no meaning here, taken out of `options`; any other unknown
+    keyword raises `UsageError` naming the nearest valid one (a typo is never dropped)."""
+    known = set(RunOptions.__annotations__)
+    peers = {key: options.pop(key) for key in list(options) if key in PEER_KEYWORDS - known}
+    for key in options:
+        if key not in known:
+            near = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
+            hint = f"did you mean {near[0]}?" if near else "valid: " + ", ".join(sorted(known))
+            raise UsageError(f"evaluate(): unknown keyword {key!r}; {hint}")
+    return peers
+
+
 def evaluate(
     samples: SamplesLike | None = None,
     metrics: Iterable[Metric | str | Any] | Metric | str | None = None,
@@ -137,11 +178,18 @@ async def aevaluate(
     `retry_failed` re-scores only the failed (record, metric) pairs. `engine="ray"` scores the
     records on Ray workers (`ray_address`, `ray_workers`, `ray_block_size`; docs/scale.md), the
     rows written here as in a local run.
+    An unknown keyword raises `UsageError` naming the nearest valid one; Ragas's `llm=` is the
+    judge; the peers' other evaluate() keywords (`PEER_KEYWORDS`) are accepted and left out.
     Raises a `ConvoevalError` (bad data, options or results file, unreachable judge) before any
     judge call; a pair whose judge fails gives a failed result, unless `raise_exceptions`,
     which raises the first failure. Any other exception (a bug in a metric) is raised as it
     is, the rows written before it kept.
     """
+    peers = check_keywords(options)  # type: ignore[arg-type]
+    if peers.get("llm") is not None:
+        if judge is not None and judge != peers["llm"]:
+            raise UsageError("give the judge once: judge= or llm= (Ragas's name), not both")
+        judge = peers["llm"]
     given = [
         v for v in (samples, options.get("dataset"), options.get("test_cases")) if v is not None
     ]

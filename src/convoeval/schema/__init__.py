@@ -11,11 +11,13 @@ from convoeval.schema.messages import (
     ToolMessage,
 )
 from convoeval.schema.sample import MultiTurnSample
+from convoeval.schema.single_turn import EvaluationDataset, SingleTurnSample
 from convoeval.schema.tools import FunctionSpec, ToolSpec
 
 __all__ = [
     "AIMessage",
     "ConversationalTestCase",
+    "EvaluationDataset",
     "Exchange",
     "FunctionSpec",
     "HumanMessage",
@@ -23,6 +25,7 @@ __all__ = [
     "Message",
     "ModelTestCase",
     "MultiTurnSample",
+    "SingleTurnSample",
     "SystemMessage",
     "ToolCall",
     "ToolMessage",
