@@ -1,0 +1,63 @@
+"""One surface on the command line (issue 33 §1): any name of a metric in every option, one
+spelling per concept with its aliases refused when they disagree, per-member judge endpoints."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from convoeval import AIMessage, HumanMessage, MultiTurnSample, ToolCall
+
+
+def _convoeval(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "convoeval.cli", *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, env=env)
+
+
+def _write(path: Path, count: int = 3) -> Path:
+    with path.open("w") as handle:
+        for i in range(count):
+            sample = MultiTurnSample(
+                user_input=[
+                    HumanMessage(content=f"where is order {i}?"),
+                    AIMessage(content="", tool_calls=[ToolCall(name="find", args={"n": i})]),
+                    AIMessage(content=f"order {i} ships tomorrow"),
+                ],
+                reference_tool_calls=[ToolCall(name="find", args={"n": i + (i == 2)})],
+                id=f"o{i}",
+            )
+            handle.write(json.dumps(sample.to_dict()) + "\n")
+    return path
+
+
+def _meta(path: Path) -> dict[str, Any]:
+    meta: dict[str, Any] = json.loads(path.with_name(path.name + ".meta.json").read_text())
+    return meta
+
+
+def test_a_metric_named_by_its_class_takes_limits_named_by_its_column(tmp_path: Path) -> None:
+    _write(tmp_path / "d.jsonl")
+    done = _convoeval(
+        "run", "d.jsonl", "-m", "ToolCallAccuracy", "-o", "r.jsonl", "-q",
+        "--threshold", "tool_call_accuracy=0.9", "--fail-under", "tool_call_accuracy=0.9",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr  # the mean is 2/3: the gate fails, not refused
+    assert "tool_call_accuracy" in done.stderr + done.stdout
+    assert _meta(tmp_path / "r.jsonl")["metrics"][0]["threshold"] == 0.9
+
+
+def test_a_deepeval_class_name_runs_with_m(tmp_path: Path) -> None:
+    _write(tmp_path / "d.jsonl")
+    done = _convoeval(
+        "run", "d.jsonl", "-m", "ToolCallAccuracy,TurnRelevancyMetric", "-o", "r.jsonl", "-q",
+        "--fail-under", "TurnRelevancyMetric=0", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    names = [m["name"] for m in _meta(tmp_path / "r.jsonl")["metrics"]]
+    assert names == ["tool_call_accuracy", "turn_relevancy"]
