@@ -57,7 +57,7 @@ def test_a_deepeval_class_name_names_its_metric_in_a_run(tmp_path: Path, name: s
 def test_two_names_of_one_metric_in_the_limits_are_refused_naming_both() -> None:
     from convoeval.runner._plan import build_metrics
 
-    with pytest.raises(UsageError, match="ToolCallAccuracy.*tool_call_accuracy"):
+    with pytest.raises(UsageError, match=r"ToolCallAccuracy.*tool_call_accuracy"):
         build_metrics(["tool_call_accuracy"], {"ToolCallAccuracy": 0.5, "tool_call_accuracy": 0.6})
 
 
