@@ -68,3 +68,72 @@ def test_a_gate_names_a_metric_by_any_of_its_names() -> None:
     assert check_gates({"ToolCallAccuracy": 0.5}, ranges) == {"tool_call_accuracy": 0.5}
     with pytest.raises(UsageError, match="not in this run"):
         check_gates({"ToolCallF1": 0.5}, ranges)
+
+
+# --- one spelling per concept, the others as aliases ---------------------------------------
+
+
+def test_concurrency_and_judge_samples_take_their_aliases_on_a_judge() -> None:
+    from convoeval import OpenAIJudge
+    from convoeval.judges import resolve_judge
+
+    documented = OpenAIJudge("m", api_key="k", concurrency=3, judge_samples=2)
+    aliased = OpenAIJudge("m", api_key="k", max_concurrency=3, samples=2)
+    spec = resolve_judge("openai/m", api_key="k", max_concurrency=3, judge_samples=2)
+    for judge in (documented, aliased, spec):
+        assert judge.describe()["concurrency"] == 3
+        assert judge.describe()["samples"] == 2
+
+
+def test_two_spellings_with_different_values_are_refused_naming_both() -> None:
+    from convoeval import OpenAIJudge
+    from convoeval.judges import resolve_judge
+
+    with pytest.raises(UsageError, match=r"concurrency=3.*max_concurrency=4"):
+        OpenAIJudge("m", api_key="k", concurrency=3, max_concurrency=4)
+    with pytest.raises(UsageError, match=r"judge_samples=3.*samples=5"):
+        resolve_judge("openai/m", api_key="k", judge_samples=3, samples=5)
+    # the same value twice says one thing: accepted
+    assert OpenAIJudge("m", api_key="k", samples=3, judge_samples=3).samples == 3
+
+
+def test_evaluate_takes_concurrency_as_an_alias_of_max_concurrency(tmp_path: Path) -> None:
+    data = _write(tmp_path / "d.jsonl")
+    result = evaluate(data, ["tool_call_accuracy"], concurrency=2)  # type: ignore[call-arg]
+    assert len(result) == 3
+    with pytest.raises(UsageError, match=r"max_concurrency=2.*concurrency=3"):
+        evaluate(data, ["tool_call_accuracy"], max_concurrency=2, concurrency=3)  # type: ignore[call-arg]
+
+
+# --- Python options checked as their CLI twins ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("limit", 0, "limit must be at least 1, not 0"),
+        ("limit", -1, "limit must be at least 1, not -1"),
+        ("max_concurrency", True, "max_concurrency must be a whole number, not True"),
+        ("concurrency", 0, "max_concurrency must be at least 1, not 0"),
+        ("judge_samples", 2.5, "judge_samples must be a whole number, not 2.5"),
+        ("timeout", 0, "timeout must be a positive number of seconds, not 0"),
+        ("thresholds", {"m": "0.5"}, r"thresholds\['m'\] must be a number, not '0.5'"),
+        ("max_concurency", 2, r"no option 'max_concurency' \(did you mean 'max_concurrency'\?\)"),
+    ],
+)  # fmt: skip
+def test_evaluate_checks_its_options_as_the_cli_does(
+    tmp_path: Path, option: str, value: Any, message: str
+) -> None:
+    data = _write(tmp_path / "d.jsonl")
+    with pytest.raises(UsageError, match=message):
+        evaluate(data, ["tool_call_accuracy"], **{option: value})
+    assert not list(tmp_path.glob("*.results.jsonl"))
+
+
+@pytest.mark.parametrize("threshold", [5, -0.1, float("nan"), "0.5", True])
+def test_a_metric_refuses_a_threshold_the_cli_would_refuse(threshold: Any) -> None:
+    from convoeval import ToolCallAccuracy
+
+    with pytest.raises(UsageError, match=r"ToolCallAccuracy\(threshold=...\)"):
+        ToolCallAccuracy(threshold=threshold)
+    assert ToolCallAccuracy(threshold=0.5).threshold == 0.5

@@ -61,3 +61,14 @@ def test_a_deepeval_class_name_runs_with_m(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     names = [m["name"] for m in _meta(tmp_path / "r.jsonl")["metrics"]]
     assert names == ["tool_call_accuracy", "turn_relevancy"]
+
+
+def test_max_concurrency_is_an_alias_and_two_spellings_must_agree(tmp_path: Path) -> None:
+    _write(tmp_path / "d.jsonl")
+    args = ["run", "d.jsonl", "-m", "tool_call_accuracy", "-o", "r.jsonl", "-q"]
+    same = _convoeval(*args, "--concurrency", "2", "--max-concurrency", "2", cwd=tmp_path)
+    assert same.returncode == 0, same.stderr
+    both = _convoeval(*args, "--concurrency", "2", "--max-concurrency", "3", cwd=tmp_path)
+    assert both.returncode == 2
+    assert "--concurrency=2 and --max-concurrency=3 are two spellings of one option" in both.stderr
+    assert "Traceback" not in both.stderr

@@ -228,6 +228,13 @@ _JUDGE_DECORATORS = [
         help="Concurrent judge requests per endpoint, shared by the judges on it "
         "(default: 16 per endpoint).",
     ),
+    click.option(
+        "--max-concurrency",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help="Alias of --concurrency (evaluate's max_concurrency=).",
+    ),
     click.option("--no-cache", is_flag=True, help="Do not use the judge answer cache."),
     click.option(
         "--batch",

@@ -7,6 +7,7 @@ import difflib
 import importlib
 from typing import Any
 
+from convoeval.errors import one_spelling
 from convoeval.judges.protocol.base import Judge, JudgeConfigError
 
 #: Providers a `PROVIDER/MODEL` spec may name.
@@ -27,10 +28,22 @@ OPTIONS = frozenset(
         "seed",
         "max_tokens",
         "reason_first",
-        "samples",
+        "judge_samples",
         "batch",
     }
 )
+#: Alias -> the documented spelling of a judge option (README.md, "One name per concept").
+ALIASES = {"max_concurrency": "concurrency", "samples": "judge_samples"}
+
+
+def documented(options: dict[str, Any]) -> dict[str, Any]:
+    """Judge options under their documented spellings: an alias's value moves to its name; two
+    spellings with different values are a `UsageError` naming both."""
+    out = {k: v for k, v in options.items() if k not in ALIASES}
+    for alias, name in ALIASES.items():
+        if alias in options:
+            out[name] = one_spelling({name: options.get(name), alias: options[alias]})
+    return out
 
 
 class JudgeSpecError(JudgeConfigError):
@@ -74,6 +87,8 @@ def resolve_one(spec: Judge | str | None, **options: Any) -> Judge:
 
         given.pop("concurrency", None)  # every request of a round waits in one batch
         given.pop("timeout", None)  # a batch may take up to 24 hours
+        if "judge_samples" in given:
+            given["samples"] = given.pop("judge_samples")
         return OpenAIBatchJudge(model.strip(), **given)
     given.pop("batch", None)
     from convoeval.judges.openai.judge import OpenAIJudge

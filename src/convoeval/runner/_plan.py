@@ -6,13 +6,12 @@ the identity of a metric that resume compares.
 from __future__ import annotations
 
 import difflib
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from convoeval._text import plural
-from convoeval.errors import ConvoevalError, UsageError
+from convoeval.errors import ConvoevalError, UsageError, check_limit
 from convoeval.judges import Judge, JudgePanel, resolve_judge
 from convoeval.metrics import METRICS, Metric, as_metric, get_metric
 from convoeval.metrics._registry import metric_class
@@ -148,21 +147,6 @@ def build_metrics(
         if metric.threshold is not None:
             check_limit(metric.threshold, score_range(metric), f"the threshold of {metric.name}")
     return built
-
-
-def check_limit(value: object, bounds: tuple[float, float] | None, what: str) -> float:
-    """A pass mark or gate limit as a float: a number (not a bool), finite and within the
-    metric's score range `bounds` (None: any); else a `UsageError` saying which. One rule for
-    --threshold and --fail-under: a NaN limit would pass every gate, one outside the range none."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise UsageError(f"{what} must be a number, not {value!r}")
-    if not math.isfinite(value):
-        raise UsageError(f"{what} must be a finite number, not {value!r}")
-    if bounds is not None and not bounds[0] <= value <= bounds[1]:
-        raise UsageError(
-            f"{what} is {value:g}, outside its scores' range [{bounds[0]:g}, {bounds[1]:g}]"
-        )
-    return float(value)
 
 
 def check_gates(
