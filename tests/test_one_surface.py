@@ -137,3 +137,22 @@ def test_a_metric_refuses_a_threshold_the_cli_would_refuse(threshold: Any) -> No
     with pytest.raises(UsageError, match=r"ToolCallAccuracy\(threshold=...\)"):
         ToolCallAccuracy(threshold=threshold)
     assert ToolCallAccuracy(threshold=0.5).threshold == 0.5
+
+
+# --- an error shows its message alone --------------------------------------------------------
+
+
+def test_an_error_of_a_sync_call_carries_no_event_loop_error(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "from convoeval import evaluate, OpenAIJudge\n"
+        "judge = OpenAIJudge('m', api_key='k', base_url='http://127.0.0.1:9/v1')\n"
+        f"evaluate({str(_write(tmp_path / 'd.jsonl'))!r}, ['turn_relevancy'], judge=judge, "
+        "cache=False)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert "UsageError: cache configures a judge built from a spec" in done.stderr
+    assert "no running event loop" not in done.stderr
+    assert "During handling" not in done.stderr
