@@ -156,3 +156,80 @@ def test_an_error_of_a_sync_call_carries_no_event_loop_error(tmp_path: Path) -> 
     assert "UsageError: cache configures a judge built from a spec" in done.stderr
     assert "no running event loop" not in done.stderr
     assert "During handling" not in done.stderr
+
+
+# --- the errors a user catches ---------------------------------------------------------------
+
+
+def _error_classes() -> list[type[BaseException]]:
+    import convoeval
+
+    found = [getattr(convoeval, name) for name in convoeval.__all__]
+    return [c for c in found if isinstance(c, type) and issubclass(c, BaseException)]
+
+
+def test_every_error_a_user_catches_is_exported_under_its_public_name() -> None:
+    import convoeval
+    from convoeval.errors import PUBLIC_ERRORS
+
+    assert {c.__name__ for c in _error_classes()} == PUBLIC_ERRORS
+    for cls in _error_classes():
+        assert cls.__module__ == "convoeval", cls
+        assert issubclass(cls, convoeval.ConvoevalError)
+    assert set(convoeval.__all__) <= set(dir(convoeval))
+
+
+def test_an_error_pickles_with_its_message_and_attributes() -> None:
+    import pickle
+
+    import convoeval
+
+    missing = convoeval.MissingFieldsError("m", ["reference"], "s1")
+    back = pickle.loads(pickle.dumps(missing))
+    assert type(back) is convoeval.MissingFieldsError
+    assert (str(back), back.fields, back.sample_id) == (str(missing), ["reference"], "s1")
+    usage = pickle.loads(pickle.dumps(convoeval.UsageError("limit must be at least 1")))
+    assert repr(usage) == "UsageError('limit must be at least 1')"
+
+
+def test_an_error_of_a_run_shows_its_public_module(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    data = str(_write(tmp_path / "d.jsonl"))
+    script = f"from convoeval import evaluate\nevaluate({data!r}, limit=0)\n"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.stderr.strip().splitlines()[-1] == (
+        "convoeval.UsageError: limit must be at least 1, not 0"
+    )
+
+
+def test_a_results_object_still_pickles(tmp_path: Path) -> None:
+    import pickle
+
+    result = evaluate(
+        _write(tmp_path / "d.jsonl"), ["tool_call_accuracy"], output=tmp_path / "r.jsonl"
+    )
+    back = pickle.loads(pickle.dumps(result))
+    assert back.summary() == result.summary()
+
+
+def test_the_error_tree_in_the_docs_is_the_tree_of_the_code() -> None:
+    import re
+
+    text = (Path(__file__).parent.parent / "docs" / "errors.md").read_text()
+    tree = text.split("```")[1].strip().splitlines()
+    parents: dict[str, str] = {}
+    stack: list[str] = []
+    for line in tree:
+        name = re.search(r"(\w+Error)", line)
+        assert name is not None, line
+        depth = (len(line) - len(line.lstrip("│├└─ "))) // 4
+        stack[depth:] = [name.group(1)]
+        if depth:
+            parents[name.group(1)] = stack[depth - 1]
+    classes = {c.__name__: c for c in _error_classes()}
+    assert set(parents) | {"ConvoevalError"} == set(classes)
+    for name, parent in parents.items():
+        assert classes[parent] in classes[name].__mro__[1:], (name, parent)
+        assert f"| `{name}` |" in text, name  # the table says what raises it and what to do

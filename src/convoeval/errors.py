@@ -7,9 +7,58 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+#: The errors `convoeval` exports (docs/errors.md): each shows its public name,
+#: `convoeval.NAME`, in reprs and tracebacks, and pickles by it (the face loads it on use).
+PUBLIC_ERRORS = frozenset(
+    {
+        "CompareError",
+        "ConversionError",
+        "ConvoevalError",
+        "DataError",
+        "DataFileError",
+        "JudgeAuthError",
+        "JudgeConfigError",
+        "JudgeError",
+        "JudgeSpecError",
+        "JudgeUnreachableError",
+        "LabelsError",
+        "MetricFailedError",
+        "MissingFieldsError",
+        "NothingToScoreError",
+        "OfflineJudgeError",
+        "RequiredFieldsError",
+        "ResultsFileError",
+        "TrialsError",
+        "UsageError",
+    }
+)
+
 
 class ConvoevalError(Exception):
     """Base of every error convoeval raises on purpose (bad data, conversion, judge, results)."""
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__name__ in PUBLIC_ERRORS:  # defined anywhere, shown where users import it
+            cls.__module__ = "convoeval"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickle by message and attributes, not by constructor arguments (errors that take
+        their own, such as `MissingFieldsError(metric, fields)`, cross processes too)."""
+        return (_restore, (type(self), self.args, self.__dict__))
+
+
+def _restore(
+    cls: type[ConvoevalError], args: tuple[object, ...], state: dict[str, object]
+) -> ConvoevalError:
+    """An unpickled error: its message and attributes, without calling its constructor."""
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
+
+ConvoevalError.__module__ = "convoeval"
 
 
 class UsageError(ConvoevalError, ValueError):
