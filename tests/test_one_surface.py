@@ -4,6 +4,7 @@ aliases, Python options checked as their CLI twins, the errors a user catches ex
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -233,3 +234,29 @@ def test_the_error_tree_in_the_docs_is_the_tree_of_the_code() -> None:
     for name, parent in parents.items():
         assert classes[parent] in classes[name].__mro__[1:], (name, parent)
         assert f"| `{name}` |" in text, name  # the table says what raises it and what to do
+
+
+# --- which call scores what ------------------------------------------------------------------
+
+
+def test_the_readme_table_says_which_call_scores_what_per_class_family() -> None:
+    import inspect
+
+    from convoeval.metrics import METRICS
+    from convoeval.metrics._registry import FACADES
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    said = readme.split("On the DeepEval-named classes", 1)[1].split("Which call", 1)[0]
+    assert {f.__name__ for f in FACADES.values()} == set(
+        re.findall(r"`(\w+Metric|\w+GEval)`", said)
+    )
+    for name, core in METRICS.items():
+        assert inspect.iscoroutinefunction(core.score)
+        assert not hasattr(core, "measure"), name
+        for call in ("score_sync", "multi_turn_ascore", "multi_turn_score"):
+            assert callable(getattr(core, call)), (name, call)
+    for facade in FACADES.values():
+        assert not inspect.iscoroutinefunction(getattr(facade, "score", None))
+        assert inspect.iscoroutinefunction(facade.a_measure)
+        for call in ("measure", "score_sync", "multi_turn_ascore", "multi_turn_score"):
+            assert callable(getattr(facade, call)), (facade, call)
