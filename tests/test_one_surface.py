@@ -262,17 +262,18 @@ def test_the_readme_table_says_which_call_scores_what_per_class_family() -> None
             assert callable(getattr(facade, call)), (facade, call)
 
 
-def test_a_judge_spec_names_its_own_endpoint_in_python_as_on_the_command_line() -> None:
+def test_a_judge_spec_names_its_own_endpoint_in_python_as_on_the_command_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from convoeval.judges import resolve_judge
 
-    panel = resolve_judge(
-        ["openai/a@http://127.0.0.1:9/v1", "openai/b", "openai/c@http://127.0.0.1:10/v1"],
-        api_key="k",
-        base_url="http://127.0.0.1:11/v1",
-    )
-    assert [m.base_url for m in panel.members] == [  # type: ignore[attr-defined]
-        "http://127.0.0.1:9/v1",
-        "http://127.0.0.1:11/v1",
-        "http://127.0.0.1:10/v1",
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:11/v1")
+    specs = ["openai/a@http://127.0.0.1:9/v1", "openai/b", "openai/c@http://127.0.0.1:10/v1"]
+    panel = resolve_judge(specs, api_key="k")
+    assert [(m.model, m.base_url) for m in panel.members] == [  # type: ignore[attr-defined]
+        ("a", "http://127.0.0.1:9/v1"),
+        ("b", "http://127.0.0.1:11/v1"),
+        ("c", "http://127.0.0.1:10/v1"),
     ]
-    assert [m.model for m in panel.members] == ["a", "b", "c"]  # type: ignore[attr-defined]
+    with pytest.raises(UsageError, match="names its endpoint, and base_url"):
+        resolve_judge(specs, api_key="k", base_url="http://127.0.0.1:12/v1")
