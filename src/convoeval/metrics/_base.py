@@ -245,7 +245,7 @@ class Metric(ABC):
             threshold is not None
         ):  # as --threshold is checked (a metric with `normalize` by the run)
             own_scale = "normalize" in inspect.signature(type(self)).parameters
-            what = f"{type(self).__name__}(threshold=...)"
+            what = f"the threshold of {getattr(self, 'name', type(self).__name__)}"
             bounds = getattr(type(self), "score_range", None) or (0.0, 1.0)
             threshold = check_limit(threshold, None if own_scale else bounds, what)
         self.threshold: float | None = self.default_threshold if threshold is None else threshold

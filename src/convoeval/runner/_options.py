@@ -14,7 +14,8 @@ from convoeval.errors import UsageError, check_count, check_limit, one_spelling
 #: Alias -> the documented spelling of an `evaluate` option (README.md, "One name per concept").
 ALIASES = {"concurrency": "max_concurrency"}
 #: Options that count: each a whole number of at least 1 (`click.IntRange(min=1)`).
-_COUNTS = ("max_concurrency", "judge_samples", "limit", "repeat", "ray_workers", "ray_block_size")
+#: (The Ray engine checks its own, ray_workers and ray_block_size, in `choose_engine`.)
+_COUNTS = ("max_concurrency", "judge_samples", "limit", "repeat")
 #: Options in seconds: each a positive finite number (`click.FloatRange(min=0, min_open=True)`).
 _SECONDS = ("timeout", "retry_budget")
 
@@ -41,4 +42,4 @@ def check_options(options: dict[str, Any], known: Mapping[str, Any]) -> None:
         if not isinstance(thresholds, Mapping):
             raise UsageError(f"thresholds must map metric names to numbers, not {thresholds!r}")
         for name, value in thresholds.items():
-            check_limit(value, None, f"thresholds[{name!r}]")
+            check_limit(value, None, f"the threshold of {name}")
