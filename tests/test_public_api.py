@@ -67,6 +67,17 @@ EXPECTED = {
     "ResultsFileError",
     "OfflineJudgeError",
     "RequiredFieldsError",
+    # Every error a user catches (issue 33; docs/errors.md).
+    "UsageError",
+    "MetricFailedError",
+    "JudgeUnreachableError",
+    "JudgeConfigError",
+    "JudgeSpecError",
+    "TrialsError",
+    "LabelsError",
+    "CompareError",
+    "DataFileError",
+    "NothingToScoreError",
     # Imported lazily: `import convoeval` does not load the HTTP judge.
     "OpenAIJudge",
 }

@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any
 from convoeval._version import VERSION as __version__
 
 if TYPE_CHECKING:
-    from convoeval.errors import ConvoevalError
-    from convoeval.io.errors import ConversionError, DataError
+    from convoeval.errors import ConvoevalError, UsageError
+    from convoeval.io.errors import ConversionError, DataError, DataFileError
     from convoeval.judges.openai.judge import OpenAIJudge
     from convoeval.judges.panel import JudgePanel
-    from convoeval.judges.protocol.base import JudgeAuthError, JudgeError
+    from convoeval.judges.protocol.base import JudgeAuthError, JudgeConfigError, JudgeError
+    from convoeval.judges.spec import JudgeSpecError
     from convoeval.metrics import (
         AgentGoalAccuracyWithoutReference,
         AgentGoalAccuracyWithReference,
@@ -41,8 +42,11 @@ if TYPE_CHECKING:
         TurnRelevancyMetric,
         UserFrustration,
     )
+    from convoeval.metrics._base import MetricFailedError
     from convoeval.runner import (
         EvaluationResult,
+        JudgeUnreachableError,
+        NothingToScoreError,
         OfflineJudgeError,
         RequiredFieldsError,
         ResultsFileError,
@@ -65,7 +69,9 @@ if TYPE_CHECKING:
     )
     from convoeval.stats.agree import AgreementReport, agree
     from convoeval.stats.compare import Comparison, compare
-    from convoeval.stats.trials import TrialsSummary, trials_summary
+    from convoeval.stats.labels import LabelsError
+    from convoeval.stats.pairing import CompareError
+    from convoeval.stats.trials import TrialsError, TrialsSummary, trials_summary
 
 #: Public name -> the module that defines it.
 _HOMES: dict[str, str] = {
@@ -81,6 +87,7 @@ _HOMES: dict[str, str] = {
     "AgreementReport": "convoeval.stats.agree",
     "AIMessage": "convoeval.schema",
     "compare": "convoeval.stats.compare",
+    "CompareError": "convoeval.stats.pairing",
     "Comparison": "convoeval.stats.compare",
     "ConversationalGEval": "convoeval.metrics",
     "ConversationalTestCase": "convoeval.schema",
@@ -89,19 +96,26 @@ _HOMES: dict[str, str] = {
     "ConversionError": "convoeval.io.errors",
     "ConvoevalError": "convoeval.errors",
     "DataError": "convoeval.io.errors",
+    "DataFileError": "convoeval.io.errors",
     "evaluate": "convoeval.runner",
     "EvaluationResult": "convoeval.runner",
     "HumanMessage": "convoeval.schema",
     "JudgeAuthError": "convoeval.judges.protocol.base",
+    "JudgeConfigError": "convoeval.judges.protocol.base",
     "JudgeError": "convoeval.judges.protocol.base",
     "JudgePanel": "convoeval.judges.panel",
+    "JudgeSpecError": "convoeval.judges.spec",
+    "JudgeUnreachableError": "convoeval.runner",
     "KnowledgeRetentionMetric": "convoeval.metrics",
+    "LabelsError": "convoeval.stats.labels",
     "LLMTestCase": "convoeval.schema",
     "Metric": "convoeval.metrics",
+    "MetricFailedError": "convoeval.metrics._base",
     "MetricResult": "convoeval.metrics",
     "MissingFieldsError": "convoeval.metrics",
     "ModelTestCase": "convoeval.schema",
     "MultiTurnSample": "convoeval.schema",
+    "NothingToScoreError": "convoeval.runner",
     "OfflineJudgeError": "convoeval.runner",
     "OpenAIJudge": "convoeval.judges.openai.judge",
     "RequiredFieldsError": "convoeval.runner",
@@ -118,9 +132,11 @@ _HOMES: dict[str, str] = {
     "TopicAdherenceScore": "convoeval.metrics",
     "TrajectoryMatch": "convoeval.metrics",
     "trials_summary": "convoeval.stats.trials",
+    "TrialsError": "convoeval.stats.trials",
     "TrialsSummary": "convoeval.stats.trials",
     "Turn": "convoeval.schema",
     "TurnRelevancyMetric": "convoeval.metrics",
+    "UsageError": "convoeval.errors",
     "UserFrustration": "convoeval.metrics",
 }
 #: Names whose use means a run: the face then wires in the parts above the runner (the report's
@@ -149,6 +165,7 @@ __all__ = [
     "AgentGoalAccuracyWithoutReference",
     "AgreementReport",
     "AspectCritic",
+    "CompareError",
     "Comparison",
     "ConversationCompletenessMetric",
     "ConversationRelevancyMetric",
@@ -157,19 +174,26 @@ __all__ = [
     "ConversionError",
     "ConvoevalError",
     "DataError",
+    "DataFileError",
     "EvaluationDataset",
     "EvaluationResult",
     "HumanMessage",
     "JudgeAuthError",
+    "JudgeConfigError",
     "JudgeError",
     "JudgePanel",
+    "JudgeSpecError",
+    "JudgeUnreachableError",
     "KnowledgeRetentionMetric",
     "LLMTestCase",
+    "LabelsError",
     "Metric",
+    "MetricFailedError",
     "MetricResult",
     "MissingFieldsError",
     "ModelTestCase",
     "MultiTurnSample",
+    "NothingToScoreError",
     "OfflineJudgeError",
     "OpenAIJudge",
     "RequiredFieldsError",
@@ -188,9 +212,11 @@ __all__ = [
     "TopicAdherence",
     "TopicAdherenceScore",
     "TrajectoryMatch",
+    "TrialsError",
     "TrialsSummary",
     "Turn",
     "TurnRelevancyMetric",
+    "UsageError",
     "UserFrustration",
     "__version__",
     "aevaluate",

@@ -33,6 +33,10 @@ def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        running = False  # run below, outside this block: its errors chain to nothing
+    else:
+        running = True
+    if not running:
         return asyncio.run(make())
     box: dict[str, Any] = {}
 

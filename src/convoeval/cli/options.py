@@ -183,11 +183,16 @@ _JUDGE_DECORATORS = [
         multiple=True,
         default=["offline"],
         show_default=True,
-        help="'offline' (embedded, no key) or 'openai/MODEL' (any OpenAI-compatible server); "
-        "repeat for a judge panel (majority vote, Fleiss' kappa between the judges).",
+        help="'offline' (embedded, no key) or 'openai/MODEL' (any OpenAI-compatible server; "
+        "'openai/MODEL@URL' on its own server); repeat for a judge panel (majority vote, "
+        "Fleiss' kappa between the judges).",
     ),
     click.option(
-        "--base-url", default=None, help="OpenAI-compatible server URL (or OPENAI_BASE_URL)."
+        "--base-url",
+        multiple=True,
+        callback=lambda ctx, param, values: once(values, "--base-url"),
+        help="OpenAI-compatible server URL (or OPENAI_BASE_URL) of every --judge that names "
+        "none (a member's own: --judge openai/MODEL@URL).",
     ),
     click.option(
         "--api-key",
@@ -228,6 +233,13 @@ _JUDGE_DECORATORS = [
         help="Concurrent judge requests per endpoint, shared by the judges on it "
         "(default: 16 per endpoint).",
     ),
+    click.option(
+        "--max-concurrency",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help="Alias of --concurrency (evaluate's max_concurrency=).",
+    ),
     click.option("--no-cache", is_flag=True, help="Do not use the judge answer cache."),
     click.option(
         "--batch",
@@ -237,6 +249,17 @@ _JUDGE_DECORATORS = [
         "(docs/scale.md).",
     ),
 ]
+
+
+def once(values: tuple[str, ...], option: str) -> str | None:
+    """An option given at most once: a second one would silently replace the first."""
+    if len(values) > 1:
+        raise click.BadParameter(
+            f"given {len(values)} times ({', '.join(values)}); give it once, and a panel "
+            "member's own endpoint as --judge openai/MODEL@URL",
+            param_hint=option,
+        )
+    return values[0] if values else None
 
 
 def share_endpoint_limit(judge: Any, limit: int) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import cast
 
 import click
 
@@ -138,6 +139,7 @@ def run(
     output: Path | None,
     report_path: Path | None,
     concurrency: int | None,
+    max_concurrency: int | None,
     no_cache: bool,
     batch: bool,
     thresholds: tuple[str, ...],
@@ -166,7 +168,7 @@ def run(
     to resume).
     """
     from convoeval.engines.ray.engine import RayWorkersLost
-    from convoeval.errors import ConvoevalError
+    from convoeval.errors import ConvoevalError, one_spelling
     from convoeval.judges import JudgeAuthError, resolve_judge
     from convoeval.runner import evaluate
     from convoeval.runner._lock import check_writable
@@ -187,6 +189,8 @@ def run(
     if offline and (repeat or 1) > 1 and not quiet:
         click.echo("note: the offline judge is deterministic: its repeats agree", err=True)
     try:
+        spelled = {"--concurrency": concurrency, "--max-concurrency": max_concurrency}
+        concurrency = cast(int | None, one_spelling(spelled))
         chosen = resolve_judge(
             list(judge),
             base_url=base_url,

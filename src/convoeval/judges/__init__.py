@@ -24,7 +24,14 @@ from convoeval.judges.protocol.base import (
     StepUnsupported,
     Usage,
 )
-from convoeval.judges.spec import OPTIONS, JudgeSpecError, accepted_forms, resolve_one
+from convoeval.judges.spec import (
+    ALIASES,
+    OPTIONS,
+    JudgeSpecError,
+    accepted_forms,
+    documented,
+    resolve_one,
+)
 
 if TYPE_CHECKING:
     from convoeval.judges.openai.batch import OpenAIBatchJudge
@@ -64,14 +71,16 @@ def resolve_judge(spec: Judge | str | Sequence[Judge | str] | None, **options: A
     of two or more specs into a `JudgePanel` of them (a list of one is that one judge).
 
     `options` (base_url, api_key, concurrency, cache, timeout, retry_budget, seed, max_tokens,
-    reason_first, samples, batch) configure an LLM judge (each LLM member of a panel); options
-    left as None keep their defaults; the offline judge takes none. `batch=True` makes every
+    reason_first, judge_samples, batch; `max_concurrency` and `samples` are aliases of
+    `concurrency` and `judge_samples`) configure an LLM judge (each LLM member of a panel);
+    options left as None keep their defaults; the offline judge takes none. `batch=True` makes every
     LLM judge an `OpenAIBatchJudge` (the Batch API; it has no concurrency or timeout). Anything
     else is a `JudgeSpecError` listing the valid forms (did-you-mean).
     """
-    unknown = set(options) - OPTIONS
+    unknown = set(options) - OPTIONS - set(ALIASES)
     if unknown:
         raise TypeError(f"unknown judge options {sorted(unknown)}; accepted: {sorted(OPTIONS)}")
+    options = documented(options)
     if isinstance(spec, list | tuple):
         if not spec:
             raise JudgeSpecError(f"an empty list of judges names no judge; {accepted_forms()}")

@@ -7,6 +7,7 @@ import difflib
 import importlib
 from typing import Any
 
+from convoeval.errors import UsageError, one_spelling
 from convoeval.judges.protocol.base import Judge, JudgeConfigError
 
 #: Providers a `PROVIDER/MODEL` spec may name.
@@ -14,7 +15,8 @@ PROVIDERS = ("openai",)
 _FORMS = (
     "'offline' (the embedded judge, the default), 'PROVIDER/MODEL' with provider "
     f"{' or '.join(repr(p) for p in PROVIDERS)} (e.g. 'openai/gpt-4o-mini', any "
-    "OpenAI-compatible server), a Judge instance, or a list of these (a judge panel)"
+    "OpenAI-compatible server; 'openai/MODEL@http://HOST:PORT/v1' on its own server), "
+    "a Judge instance, or a list of these (a judge panel)"
 )
 OPTIONS = frozenset(
     {
@@ -27,10 +29,22 @@ OPTIONS = frozenset(
         "seed",
         "max_tokens",
         "reason_first",
-        "samples",
+        "judge_samples",
         "batch",
     }
 )
+#: Alias -> the documented spelling of a judge option (README.md, "One name per concept").
+ALIASES = {"max_concurrency": "concurrency", "samples": "judge_samples"}
+
+
+def documented(options: dict[str, Any]) -> dict[str, Any]:
+    """Judge options under their documented spellings: an alias's value moves to its name; two
+    spellings with different values are a `UsageError` naming both."""
+    out = {k: v for k, v in options.items() if k not in ALIASES}
+    for alias, name in ALIASES.items():
+        if alias in options:
+            out[name] = one_spelling({name: options.get(name), alias: options[alias]})
+    return out
 
 
 class JudgeSpecError(JudgeConfigError):
@@ -54,6 +68,7 @@ def resolve_one(spec: Judge | str | None, **options: Any) -> Judge:
         offline = importlib.import_module("convoeval.judges.offline")
         judge: Judge = offline.OfflineJudge()
         return judge
+    text, options = _own_endpoint(text, options)
     provider, slash, model = text.partition("/")
     if not slash:
         raise JudgeSpecError(
@@ -74,11 +89,28 @@ def resolve_one(spec: Judge | str | None, **options: Any) -> Judge:
 
         given.pop("concurrency", None)  # every request of a round waits in one batch
         given.pop("timeout", None)  # a batch may take up to 24 hours
+        if "judge_samples" in given:
+            given["samples"] = given.pop("judge_samples")
         return OpenAIBatchJudge(model.strip(), **given)
     given.pop("batch", None)
     from convoeval.judges.openai.judge import OpenAIJudge
 
     return OpenAIJudge(model.strip(), **given)
+
+
+def _own_endpoint(text: str, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """`PROVIDER/MODEL@URL`: the member's own endpoint (a panel member on its own server); the
+    URL with a `base_url` option as well is a `UsageError` naming both."""
+    spec, at, url = text.partition("@http")
+    if not at:
+        return text, options
+    url = "http" + url
+    if options.get("base_url") not in (None, url):
+        raise UsageError(
+            f"judge {text!r} names its endpoint, and base_url (--base-url) "
+            f"{options['base_url']!r} names another: give one"
+        )
+    return spec.strip(), {**options, "base_url": url}
 
 
 def accepted_forms() -> str:

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, TypeVar, overload
 from pydantic import BaseModel
 
 from convoeval._sync import run_sync
-from convoeval.errors import ConvoevalError, UsageError
+from convoeval.errors import ConvoevalError, UsageError, check_limit
 from convoeval.io._convert import plain
 from convoeval.io.records import record_to_sample
 from convoeval.judges.protocol.base import Judge, JudgeError, Step, Usage
@@ -163,6 +163,13 @@ class Metric(ABC):
         accept_judge_names(cls)
 
     def __init__(self, *, threshold: float | None = None, judge: Judge | str | None = None) -> None:
+        if (
+            threshold is not None
+        ):  # as --threshold is checked (a metric with `normalize` by the run)
+            own_scale = "normalize" in inspect.signature(type(self)).parameters
+            what = f"the threshold of {getattr(self, 'name', type(self).__name__)}"
+            bounds = getattr(type(self), "score_range", None) or (0.0, 1.0)
+            threshold = check_limit(threshold, None if own_scale else bounds, what)
         self.threshold: float | None = self.default_threshold if threshold is None else threshold
         self._resolved_own: Judge | None = None
         self.judge = judge

@@ -49,16 +49,26 @@ def facade_of(core: type[Metric]) -> Callable[[F], F]:
     return record
 
 
+def metric_class(name: str) -> type[Metric] | None:
+    """The registered metric class a name means: its results column, its class name or its
+    facade's (DeepEval's) class name; None when no metric answers to it. The one resolver of
+    every place a metric is named (`-m`, `--threshold`, `--fail-under`, `evaluate`, `gate`)."""
+    cls = METRICS.get(name)
+    if cls is not None:
+        return cls
+    for column, core in METRICS.items():
+        facade = FACADES.get(column)
+        if name == core.__name__ or (facade is not None and name == facade.__name__):
+            return core
+    return None
+
+
 def get_metric(name: str, **options: Any) -> Metric:
     """A new metric instance by name (or class name), with defaults unless options are given.
 
     A facade's class name (e.g. "ConversationRelevancyMetric") gives the core it would wrap,
     built with the core's own options."""
-    cls = METRICS.get(name)
-    if cls is None:
-        by_class = {c.__name__: c for c in METRICS.values()}
-        by_class.update({f.__name__: METRICS[n] for n, f in FACADES.items()})
-        cls = by_class.get(name)
+    cls = metric_class(name)
     if cls is None:
         known = ", ".join(sorted(METRICS)) or "none"
         raise ValueError(f"unknown metric {name!r}; known metrics: {known}")

@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, TypedDict, Unpack
+from typing import Any, TypedDict, Unpack, cast
 
 from convoeval._sync import run_sync
 from convoeval._version import VERSION
@@ -29,6 +29,7 @@ from convoeval.rows.row import ResultRow, RunMeta
 from convoeval.runner import _batch_run
 from convoeval.runner._inputs import IN_MEMORY, Item, SamplesLike, Scan, Source
 from convoeval.runner._lock import RunLock, check_writable
+from convoeval.runner._options import check_options
 from convoeval.runner._plan import (
     JudgePlan,
     JudgeSpec,
@@ -59,7 +60,7 @@ _JUDGE_OPTIONS = {
     "timeout": "timeout",
     "retry_budget": "retry_budget",
     "reason_first": "reason_first",
-    "judge_samples": "samples",
+    "judge_samples": "judge_samples",
     "batch": "batch",
 }
 
@@ -70,6 +71,7 @@ class RunOptions(TypedDict, total=False):
     dataset: SamplesLike
     test_cases: SamplesLike
     max_concurrency: int | None
+    concurrency: int | None  # an alias of max_concurrency (README.md, "One name per concept")
     cache: bool | None
     timeout: float | None
     retry_budget: float | None
@@ -163,10 +165,11 @@ async def aevaluate(
     dicts. `metrics`: instances, names or `NAME:key=value,...` specs; None picks every metric the
     data and the judge support. `judge`: a Judge, a spec ('offline', 'openai/MODEL'), None, or
     a list of them: a judge panel (majority vote; `result.panel_agreement()`).
-    `max_concurrency`, `cache`, `timeout`, `retry_budget`, `reason_first`, `judge_samples`
-    (N answers per step, majority vote), `batch` (send every round through the Batch API,
-    docs/scale.md), `base_url`, `api_key` configure a judge built from a spec (refused with a
-    Judge object, which carries its own).
+    `max_concurrency` (alias `concurrency`), `cache`, `timeout`, `retry_budget`, `reason_first`,
+    `judge_samples` (N answers per step, majority vote), `batch` (send every round through the
+    Batch API, docs/scale.md), `base_url`, `api_key` configure a judge built from a spec
+    (refused with a Judge object, which carries its own); options are checked as their CLI
+    twins are (runner/_options.py).
     `format`, `messages_field`, `fields` say how to read records; `limit` keeps the first N;
     `reference_topics` is given to every record that has none; `skip_invalid` scores the valid
     records and lists the others in `result.meta["invalid"]`. `thresholds` sets pass marks by
@@ -196,14 +199,7 @@ async def aevaluate(
     if len(given) != 1:
         raise UsageError("give the samples once: samples, dataset= or test_cases=")
     data = getattr(given[0], "samples", given[0])  # a Ragas EvaluationDataset holds .samples
-    concurrency = options.get("max_concurrency")
-    if concurrency is not None and concurrency < 1:
-        raise UsageError("max_concurrency must be at least 1")
-    repeat = options.get("repeat")
-    if repeat is not None and (isinstance(repeat, bool) or not isinstance(repeat, int)):
-        raise UsageError(f"repeat must be a whole number, not {repeat!r}")
-    if repeat is not None and repeat < 1:
-        raise UsageError(f"repeat must be at least 1, not {repeat}")
+    check_options(cast(dict[str, Any], options), RunOptions.__annotations__)
     engine = choose_engine(options)
     if not options.get("batch"):
         options.pop("batch", None)  # batch=False is the default, not a judge setting

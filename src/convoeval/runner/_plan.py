@@ -6,15 +6,15 @@ the identity of a metric that resume compares.
 from __future__ import annotations
 
 import difflib
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from convoeval._text import plural
-from convoeval.errors import ConvoevalError, UsageError
+from convoeval.errors import ConvoevalError, UsageError, check_limit
 from convoeval.judges import Judge, JudgePanel, resolve_judge
 from convoeval.metrics import METRICS, Metric, as_metric, get_metric
+from convoeval.metrics._registry import metric_class
 from convoeval.rows.row import JudgeDescription, MetricRecord
 from convoeval.runner._metric_options import OptionValueError, convert, parameters, python_only
 
@@ -26,7 +26,9 @@ class OfflineJudgeError(ConvoevalError, ValueError):
 
 
 def _metric_class(name: str) -> type[Any]:
-    cls = METRICS.get(name) or {c.__name__: c for c in METRICS.values()}.get(name)
+    """The metric class of any name it answers to (`metric_class`), else a `UsageError` with
+    the nearest column name."""
+    cls = metric_class(name)
     if cls is None:
         near = difflib.get_close_matches(name, list(METRICS), n=1)
         hint = f" (did you mean {near[0]!r}?)" if near else ""
@@ -34,6 +36,25 @@ def _metric_class(name: str) -> type[Any]:
             f"unknown metric {name!r}{hint}; known metrics: {', '.join(sorted(METRICS))}"
         )
     return cls
+
+
+def by_column(limits: Mapping[str, object], what: str) -> dict[str, object]:
+    """Limits given under any name of a metric (column, class, DeepEval class), keyed by its
+    results column; a name no metric answers to is kept as given (the caller says it is not in
+    the run). Two names of one metric are a `UsageError` naming both."""
+    out: dict[str, object] = {}
+    given: dict[str, str] = {}
+    for name, value in limits.items():
+        cls = metric_class(name)
+        column = cls.name if cls is not None else name
+        if column in given:
+            raise UsageError(
+                f"{what} names metric {column} twice, as {given[column]!r} and {name!r}: "
+                "give one limit per metric"
+            )
+        given[column] = name
+        out[column] = value
+    return out
 
 
 def parse_metric_spec(spec: str, threshold: float | None = None) -> Metric:
@@ -93,7 +114,7 @@ def build_metrics(
     """Metric cores from one or many instances, facades (unwrapped), names or `NAME:key=value`
     specs; `thresholds[name]` sets the pass mark of a metric given by name. Names must be unique
     and every threshold within its metric's score range."""
-    limits = dict(thresholds or {})
+    limits = by_column(thresholds or {}, "thresholds")
     items = (
         list(metrics)
         if isinstance(metrics, Iterable) and not isinstance(metrics, str)
@@ -102,7 +123,8 @@ def build_metrics(
     built: list[Metric] = []
     for item in items:
         if isinstance(item, str):
-            built.append(parse_metric_spec(item, limits.get(item.partition(":")[0].strip())))
+            column = _metric_class(item.partition(":")[0].strip()).name
+            built.append(parse_metric_spec(item, cast("float | None", limits.get(column))))
         else:
             try:
                 built.append(as_metric(item))
@@ -127,26 +149,12 @@ def build_metrics(
     return built
 
 
-def check_limit(value: object, bounds: tuple[float, float] | None, what: str) -> float:
-    """A pass mark or gate limit as a float: a number (not a bool), finite and within the
-    metric's score range `bounds` (None: any); else a `UsageError` saying which. One rule for
-    --threshold and --fail-under: a NaN limit would pass every gate, one outside the range none."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise UsageError(f"{what} must be a number, not {value!r}")
-    if not math.isfinite(value):
-        raise UsageError(f"{what} must be a finite number, not {value!r}")
-    if bounds is not None and not bounds[0] <= value <= bounds[1]:
-        raise UsageError(
-            f"{what} is {value:g}, outside its scores' range [{bounds[0]:g}, {bounds[1]:g}]"
-        )
-    return float(value)
-
-
 def check_gates(
     limits: Mapping[str, object], ranges: Mapping[str, tuple[float, float] | None]
 ) -> dict[str, float]:
     """`--fail-under` limits by metric name, each checked by `check_limit` against the range of
     a metric of the run (`ranges`, by name); a name not in the run is a `UsageError`."""
+    limits = by_column(limits, "--fail-under")
     unknown = sorted(set(limits) - set(ranges))
     if unknown:
         raise UsageError(f"--fail-under names metrics not in this run: {unknown}")

@@ -19,12 +19,13 @@ import re
 import ssl
 import weakref
 from dataclasses import replace
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import httpx
 
 from convoeval._sync import at_loop_end
+from convoeval.errors import check_count, one_spelling
 from convoeval.judges.core.backend import BackendFailure, BackendReply, BackendRequest, Failure
 from convoeval.judges.core.cache import JudgeCache, default_cache_dir
 from convoeval.judges.core.endpoints import ENDPOINTS, EndpointRegistry
@@ -240,8 +241,10 @@ class OpenAIJudge(LLMJudge):
     judges there that set none. A judge's explicit limit never changes another judge's.
     `timeout` is per request, from when it is sent; `retry_budget` (seconds, default 120) bounds
     the retries of one step and replaces `retry.max_total_s` when given. `reason_first` asks for
-    each verdict's short rationale before the verdict itself; `samples=N` asks every step N
-    times (N requests, each at a sampling temperature) and takes the majority (docs/judges.md).
+    each verdict's short rationale before the verdict itself; `judge_samples=N` asks every step
+    N times (N requests, each at a sampling temperature) and takes the majority (docs/judges.md).
+    `max_concurrency` and `samples` are aliases of `concurrency` and `judge_samples`
+    (README.md, "One name per concept"); two spellings with different values are a `UsageError`.
     """
 
     timeout: float  # always set (the core's may be None)
@@ -263,14 +266,22 @@ class OpenAIJudge(LLMJudge):
         retry_budget: float | None = None,
         registry: EndpointRegistry | None = None,
         reason_first: bool = False,
-        samples: int = 1,
+        judge_samples: int | None = None,
+        max_concurrency: int | None = None,
+        samples: int | None = None,
     ) -> None:
+        # one spelling per concept (README.md): samples, max_concurrency are aliases
+        given = one_spelling({"judge_samples": judge_samples, "samples": samples})
+        samples = 1 if given is None else cast(int, given)
+        concurrency = cast(
+            int | None,
+            one_spelling({"concurrency": concurrency, "max_concurrency": max_concurrency}),
+        )
+        check_count(concurrency, "concurrency")
         if not model or not model.strip():
             raise JudgeConfigError("OpenAIJudge needs a model name")
         if timeout <= 0:
             raise JudgeConfigError(f"timeout must be positive, not {timeout:g}")
-        if concurrency is not None and concurrency < 1:
-            raise JudgeConfigError(f"concurrency must be at least 1, not {concurrency}")
         url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:

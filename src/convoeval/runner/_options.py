@@ -1,0 +1,45 @@
+"""The keyword options of `evaluate` checked as their command-line twins are: an unknown option
+is refused (with the nearest name), an alias takes its documented spelling, and each count,
+duration and pass mark is checked by the rule its CLI option follows, as a `UsageError` naming it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from convoeval.errors import UsageError, check_count, check_limit, one_spelling
+
+#: Alias -> the documented spelling of an `evaluate` option (README.md, "One name per concept").
+ALIASES = {"concurrency": "max_concurrency"}
+#: Options that count: each a whole number of at least 1 (`click.IntRange(min=1)`).
+#: (The Ray engine checks its own, ray_workers and ray_block_size, in `choose_engine`.)
+_COUNTS = ("max_concurrency", "judge_samples", "limit", "repeat")
+#: Options in seconds: each a positive finite number (`click.FloatRange(min=0, min_open=True)`).
+_SECONDS = ("timeout", "retry_budget")
+
+
+def check_options(options: dict[str, Any], known: Mapping[str, Any]) -> None:
+    """Check `evaluate`'s keyword `options` (`known`: every option it takes) in place: aliases
+    moved to their documented names, counts, seconds and thresholds checked."""
+    unknown = sorted(set(options) - set(known) - set(ALIASES))
+    if unknown:
+        near = difflib.get_close_matches(unknown[0], [*known, *ALIASES], n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise UsageError(f"evaluate() takes no option {unknown[0]!r}{hint}")
+    for alias, name in ALIASES.items():
+        if alias in options:
+            options[name] = one_spelling({name: options.get(name), alias: options.pop(alias)})
+    for name in _COUNTS:
+        check_count(options.get(name), name)
+    for name in _SECONDS:
+        value = options.get(name)
+        if value is not None and check_limit(value, None, name) <= 0:
+            raise UsageError(f"{name} must be a positive number of seconds, not {value!r}")
+    thresholds = options.get("thresholds")
+    if thresholds is not None:
+        if not isinstance(thresholds, Mapping):
+            raise UsageError(f"thresholds must map metric names to numbers, not {thresholds!r}")
+        for name, value in thresholds.items():
+            check_limit(value, None, f"the threshold of {name}")

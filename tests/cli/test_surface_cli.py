@@ -1,0 +1,119 @@
+"""One surface on the command line (issue 33 §1): any name of a metric in every option, one
+spelling per concept with its aliases refused when they disagree, per-member judge endpoints."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from convoeval import AIMessage, HumanMessage, MultiTurnSample, ToolCall
+
+
+def _convoeval(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "convoeval.cli", *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, env=env)
+
+
+def _write(path: Path, count: int = 3) -> Path:
+    with path.open("w") as handle:
+        for i in range(count):
+            sample = MultiTurnSample(
+                user_input=[
+                    HumanMessage(content=f"where is order {i}?"),
+                    AIMessage(content="", tool_calls=[ToolCall(name="find", args={"n": i})]),
+                    AIMessage(content=f"order {i} ships tomorrow"),
+                ],
+                reference_tool_calls=[ToolCall(name="find", args={"n": i + (i == 2)})],
+                reference=f"the user learns when order {i} ships",
+                id=f"o{i}",
+            )
+            handle.write(json.dumps(sample.to_dict()) + "\n")
+    return path
+
+
+def _meta(path: Path) -> dict[str, Any]:
+    meta: dict[str, Any] = json.loads(path.with_name(path.name + ".meta.json").read_text())
+    return meta
+
+
+def test_a_metric_named_by_its_class_takes_limits_named_by_its_column(tmp_path: Path) -> None:
+    _write(tmp_path / "d.jsonl")
+    done = _convoeval(
+        "run", "d.jsonl", "-m", "ToolCallAccuracy", "-o", "r.jsonl", "-q",
+        "--threshold", "tool_call_accuracy=0.9", "--fail-under", "tool_call_accuracy=0.9",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr  # the mean is 2/3: the gate fails, not refused
+    assert "tool_call_accuracy" in done.stderr + done.stdout
+    assert _meta(tmp_path / "r.jsonl")["metrics"][0]["threshold"] == 0.9
+
+
+def test_a_deepeval_class_name_runs_with_m(tmp_path: Path) -> None:
+    _write(tmp_path / "d.jsonl")
+    done = _convoeval(
+        "run", "d.jsonl", "-m", "ToolCallAccuracy,TurnRelevancyMetric", "-o", "r.jsonl", "-q",
+        "--fail-under", "TurnRelevancyMetric=0", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    names = [m["name"] for m in _meta(tmp_path / "r.jsonl")["metrics"]]
+    assert names == ["tool_call_accuracy", "turn_relevancy"]
+
+
+def test_max_concurrency_is_an_alias_and_two_spellings_must_agree(tmp_path: Path) -> None:
+    _write(tmp_path / "d.jsonl")
+    args = ["run", "d.jsonl", "-m", "tool_call_accuracy", "-o", "r.jsonl", "-q"]
+    same = _convoeval(*args, "--concurrency", "2", "--max-concurrency", "2", cwd=tmp_path)
+    assert same.returncode == 0, same.stderr
+    both = _convoeval(*args, "--concurrency", "2", "--max-concurrency", "3", cwd=tmp_path)
+    assert both.returncode == 2
+    assert "--concurrency=2 and --max-concurrency=3 are two spellings of one option" in both.stderr
+    assert "Traceback" not in both.stderr
+
+
+GOAL = "agent_goal_accuracy_with_reference"
+GOOD_GOAL = {"end_state": "the order was found", "achieved": True, "reason": "it was found"}
+
+
+def _closed_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def test_each_panel_member_gets_its_own_endpoint_and_a_down_one_is_left_out(
+    tmp_path: Path, fault_server: Any
+) -> None:
+    fault_server.responder = lambda body: GOOD_GOAL
+    _write(tmp_path / "d.jsonl", 2)
+    closed = _closed_url()
+    done = _convoeval(
+        "run", "d.jsonl", "-m", GOAL, "-o", "r.jsonl", "-q", "--no-cache", "--api-key", "sk-t",
+        "--judge", f"openai/a@{fault_server.url}", "--judge", f"openai/b@{fault_server.url}",
+        "--judge", f"openai/c@{closed}", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert fault_server.attempts == 4  # a and b, for each record; c was never sent a request
+    meta = _meta(tmp_path / "r.jsonl")
+    assert list(meta["panel_left_out"]) == ["openai/c"]
+    assert closed in json.dumps(meta["panel_left_out"])
+
+
+def test_conflicting_endpoints_are_refused(tmp_path: Path) -> None:
+    _write(tmp_path / "d.jsonl")
+    args = ["run", "d.jsonl", "-m", GOAL, "--api-key", "sk-t"]
+    first, second = "http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"
+    twice = _convoeval(
+        *args, "--judge", "openai/a", "--base-url", first, "--base-url", second, cwd=tmp_path
+    )
+    assert twice.returncode == 2 and "--base-url" in twice.stderr and second in twice.stderr
+    both = _convoeval(*args, "--judge", f"openai/a@{first}", "--base-url", second, cwd=tmp_path)
+    assert both.returncode == 2, both.stderr
+    assert f"'openai/a@{first}' names its endpoint, and base_url (--base-url)" in both.stderr
+    assert "Traceback" not in both.stderr
