@@ -12,12 +12,12 @@ SAMPLE = {"user_input": [{"type": "human", "content": "hi"}], "reference_tool_ca
 
 
 def test_a_misspelt_keyword_names_the_nearest_valid_one() -> None:
-    with pytest.raises(UsageError, match=r"max_concurency.*did you mean max_concurrency"):
+    with pytest.raises(UsageError, match=r"max_concurency.*did you mean 'max_concurrency'"):
         evaluate([SAMPLE], metrics=[ToolCallF1()], max_concurency=4)  # type: ignore[call-arg]
 
 
 def test_a_keyword_far_from_any_lists_them() -> None:
-    with pytest.raises(UsageError, match=r"unknown keyword 'zzz'.*max_concurrency"):
+    with pytest.raises(UsageError, match=r"no option 'zzz'; it takes .*max_concurrency"):
         evaluate([SAMPLE], metrics=[ToolCallF1()], zzz=1)  # type: ignore[call-arg]
 
 

@@ -10,7 +10,6 @@ failed pairs of an earlier run and replaces the file atomically.
 
 from __future__ import annotations
 
-import difflib
 import os
 import shutil
 import tempfile
@@ -102,46 +101,6 @@ class RunOptions(TypedDict, total=False):
     ray_block_size: int | None
 
 
-#: The peers' evaluate() keywords with no meaning here: accepted so their code runs unchanged
-#: (docs/migrating-from-ragas.md, docs/migrating-from-deepeval.md), then left out.
-PEER_KEYWORDS = frozenset(
-    {
-        # Ragas ("llm" is mapped: Ragas's name for the judge)
-        "llm",
-        "embeddings",
-        "callbacks",
-        "run_config",
-        "token_usage_parser",
-        "in_ci",
-        "batch_size",
-        "experiment_name",
-        "column_map",
-        "allow_nest_asyncio",
-        "return_executor",
-        # DeepEval
-        "hyperparameters",
-        "identifier",
-        "async_config",
-        "display_config",
-        "error_config",
-        "cache_config",
-    }
-)
-
-
-def check_keywords(options: dict[str, Any]) -> dict[str, Any]:
-    """The peers' keywords with no meaning here, taken out of `options`; any other unknown
-    keyword raises `UsageError` naming the nearest valid one (a typo is never dropped)."""
-    known = set(RunOptions.__annotations__)
-    peers = {key: options.pop(key) for key in list(options) if key in PEER_KEYWORDS - known}
-    for key in options:
-        if key not in known:
-            near = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
-            hint = f"did you mean {near[0]}?" if near else "valid: " + ", ".join(sorted(known))
-            raise UsageError(f"evaluate(): unknown keyword {key!r}; {hint}")
-    return peers
-
-
 def evaluate(
     samples: SamplesLike | None = None,
     metrics: Iterable[Metric | str | Any] | Metric | str | None = None,
@@ -188,7 +147,7 @@ async def aevaluate(
     which raises the first failure. Any other exception (a bug in a metric) is raised as it
     is, the rows written before it kept.
     """
-    peers = check_keywords(options)  # type: ignore[arg-type]
+    peers = check_options(cast(dict[str, Any], options), RunOptions.__annotations__)
     if peers.get("llm") is not None:
         if judge is not None and judge != peers["llm"]:
             raise UsageError("give the judge once: judge= or llm= (Ragas's name), not both")
@@ -199,7 +158,6 @@ async def aevaluate(
     if len(given) != 1:
         raise UsageError("give the samples once: samples, dataset= or test_cases=")
     data = getattr(given[0], "samples", given[0])  # a Ragas EvaluationDataset holds .samples
-    check_options(cast(dict[str, Any], options), RunOptions.__annotations__)
     engine = choose_engine(options)
     if not options.get("batch"):
         options.pop("batch", None)  # batch=False is the default, not a judge setting

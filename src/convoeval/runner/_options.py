@@ -1,5 +1,6 @@
 """The keyword options of `evaluate` checked as their command-line twins are: an unknown option
-is refused (with the nearest name), an alias takes its documented spelling, and each count,
+is refused (with the nearest name; a typo is never dropped), the peers' evaluate() keywords that
+mean nothing here are taken out, an alias takes its documented spelling, and each count,
 duration and pass mark is checked by the rule its CLI option follows, as a `UsageError` naming it.
 """
 
@@ -11,6 +12,32 @@ from typing import Any
 
 from convoeval.errors import UsageError, check_count, check_limit, one_spelling
 
+#: The peers' evaluate() keywords with no meaning here: accepted so their code runs unchanged
+#: (docs/migrating-from-ragas.md, docs/migrating-from-deepeval.md), then left out.
+PEER_KEYWORDS = frozenset(
+    {
+        # Ragas ("llm" is mapped: Ragas's name for the judge)
+        "llm",
+        "embeddings",
+        "callbacks",
+        "run_config",
+        "token_usage_parser",
+        "in_ci",
+        "batch_size",
+        "experiment_name",
+        "column_map",
+        "allow_nest_asyncio",
+        "return_executor",
+        # DeepEval
+        "hyperparameters",
+        "identifier",
+        "async_config",
+        "display_config",
+        "error_config",
+        "cache_config",
+    }
+)
+
 #: Alias -> the documented spelling of an `evaluate` option (README.md, "One name per concept").
 ALIASES = {"concurrency": "max_concurrency"}
 #: Options that count: each a whole number of at least 1 (`click.IntRange(min=1)`).
@@ -20,13 +47,15 @@ _COUNTS = ("max_concurrency", "judge_samples", "limit", "repeat")
 _SECONDS = ("timeout", "retry_budget")
 
 
-def check_options(options: dict[str, Any], known: Mapping[str, Any]) -> None:
-    """Check `evaluate`'s keyword `options` (`known`: every option it takes) in place: aliases
-    moved to their documented names, counts, seconds and thresholds checked."""
+def check_options(options: dict[str, Any], known: Mapping[str, Any]) -> dict[str, Any]:
+    """Check `evaluate`'s keyword `options` (`known`: every option it takes) in place: the
+    peers' keywords taken out and returned, aliases moved to their documented names, counts,
+    seconds and thresholds checked."""
+    peers = {key: options.pop(key) for key in list(options) if key in PEER_KEYWORDS - set(known)}
     unknown = sorted(set(options) - set(known) - set(ALIASES))
     if unknown:
         near = difflib.get_close_matches(unknown[0], [*known, *ALIASES], n=1)
-        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        hint = f" (did you mean {near[0]!r}?)" if near else f"; it takes {', '.join(sorted(known))}"
         raise UsageError(f"evaluate() takes no option {unknown[0]!r}{hint}")
     for alias, name in ALIASES.items():
         if alias in options:
@@ -43,3 +72,4 @@ def check_options(options: dict[str, Any], known: Mapping[str, Any]) -> None:
             raise UsageError(f"thresholds must map metric names to numbers, not {thresholds!r}")
         for name, value in thresholds.items():
             check_limit(value, None, f"the threshold of {name}")
+    return peers
