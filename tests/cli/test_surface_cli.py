@@ -4,6 +4,7 @@ spelling per concept with its aliases refused when they disagree, per-member jud
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -117,3 +118,33 @@ def test_conflicting_endpoints_are_refused(tmp_path: Path) -> None:
     assert both.returncode == 2, both.stderr
     assert f"'openai/a@{first}' names its endpoint, and base_url (--base-url)" in both.stderr
     assert "Traceback" not in both.stderr
+
+
+def test_each_panel_member_sends_its_own_key_to_its_own_server(
+    tmp_path: Path, fault_server: Any
+) -> None:
+    """A hosted model beside a local one: each member's key goes only to its own server."""
+    other = type(fault_server)()
+    try:
+        fault_server.responder = other.responder = lambda body: GOOD_GOAL
+        _write(tmp_path / "d.jsonl", 1)
+        env = {**os.environ, "LOCAL_KEY": "sk-local-member", "OPENAI_API_KEY": "sk-shared"}
+        done = _convoeval(
+            "run", "d.jsonl", "-m", GOAL, "-o", "r.jsonl", "-q", "--no-cache",
+            "--judge", f"openai/a@{fault_server.url}",
+            "--judge", f"openai/b@{other.url}#LOCAL_KEY",
+            "--judge", f"openai/c@{fault_server.url}", cwd=tmp_path, env=env,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        seen = {h.get("authorization") for h in fault_server.headers}
+        assert seen == {"Bearer sk-shared"}
+        assert {h.get("authorization") for h in other.headers} == {"Bearer sk-local-member"}
+        unset = _convoeval(
+            "run", "d.jsonl", "-m", GOAL, "-o", "s.jsonl", "--judge", f"openai/b@{other.url}#NOPE",
+            cwd=tmp_path, env=env,
+        )  # fmt: skip
+        assert unset.returncode == 2
+        assert "environment variable 'NOPE', which is not set" in unset.stderr
+        assert "Traceback" not in unset.stderr
+    finally:
+        other.close()

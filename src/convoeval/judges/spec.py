@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import os
 from typing import Any
 
 from convoeval.errors import UsageError, one_spelling
@@ -15,8 +16,8 @@ PROVIDERS = ("openai",)
 _FORMS = (
     "'offline' (the embedded judge, the default), 'PROVIDER/MODEL' with provider "
     f"{' or '.join(repr(p) for p in PROVIDERS)} (e.g. 'openai/gpt-4o-mini', any "
-    "OpenAI-compatible server; 'openai/MODEL@http://HOST:PORT/v1' on its own server), "
-    "a Judge instance, or a list of these (a judge panel)"
+    "OpenAI-compatible server; 'openai/MODEL@http://HOST:PORT/v1' on its own server, and "
+    "'...#KEY_VARIABLE' with its own key from that environment variable), a Judge instance, or a list of these (a judge panel)"
 )
 OPTIONS = frozenset(
     {
@@ -99,8 +100,18 @@ def resolve_one(spec: Judge | str | None, **options: Any) -> Judge:
 
 
 def _own_endpoint(text: str, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """`PROVIDER/MODEL@URL`: the member's own endpoint (a panel member on its own server); the
-    URL with a `base_url` option as well is a `UsageError` naming both."""
+    """`PROVIDER/MODEL@URL#KEY_VARIABLE`: the member's own endpoint (a panel member on its own
+    server) and the environment variable holding its own key (both optional); the URL with a
+    `base_url` option as well is a `UsageError` naming both, an unset variable one naming it."""
+    text, hashed, variable = text.partition("#")
+    if hashed:
+        key = os.environ.get(variable.strip()) if variable.strip() else None
+        if not key:
+            raise UsageError(
+                f"judge {text + hashed + variable!r} takes its key from the environment variable "
+                f"{variable.strip()!r}, which is not set"
+            )
+        options = {**options, "api_key": key}
     spec, at, url = text.partition("@http")
     if not at:
         return text, options
