@@ -49,6 +49,10 @@ EXPECTED = {
     # Two runs compared record by record (issue 28).
     "compare",
     "Comparison",
+    # Conversations to score: a simulated user against the team's bot (issue 26).
+    "simulate",
+    "asimulate",
+    "ConversationSimulator",
     "__version__",
     # The error tree: every "your input is wrong" error is a ConvoevalError.
     "ConvoevalError",

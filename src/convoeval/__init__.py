@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         ToolMessage,
         Turn,
     )
+    from convoeval.simulate import ConversationSimulator, asimulate, simulate
     from convoeval.stats.agree import AgreementReport, agree
     from convoeval.stats.compare import Comparison, compare
     from convoeval.stats.trials import TrialsSummary, trials_summary
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
 #: Public name -> the module that defines it.
 _HOMES: dict[str, str] = {
     "aevaluate": "convoeval.runner",
+    "asimulate": "convoeval.simulate",
     "AgentGoalAccuracyWithoutReference": "convoeval.metrics",
     "AgentGoalAccuracyWithReference": "convoeval.metrics",
     "agree": "convoeval.stats.agree",
@@ -76,6 +78,7 @@ _HOMES: dict[str, str] = {
     "ConversationalTestCase": "convoeval.schema",
     "ConversationCompletenessMetric": "convoeval.metrics",
     "ConversationRelevancyMetric": "convoeval.metrics",
+    "ConversationSimulator": "convoeval.simulate",
     "ConversionError": "convoeval.io.errors",
     "ConvoevalError": "convoeval.errors",
     "DataError": "convoeval.io.errors",
@@ -97,6 +100,7 @@ _HOMES: dict[str, str] = {
     "ResultsFileError": "convoeval.runner",
     "RoleAdherenceMetric": "convoeval.metrics",
     "RubricsScore": "convoeval.metrics",
+    "simulate": "convoeval.simulate",
     "SystemMessage": "convoeval.schema",
     "ToolCall": "convoeval.schema",
     "ToolCallAccuracy": "convoeval.metrics",
@@ -140,6 +144,7 @@ __all__ = [
     "Comparison",
     "ConversationCompletenessMetric",
     "ConversationRelevancyMetric",
+    "ConversationSimulator",
     "ConversationalGEval",
     "ConversationalTestCase",
     "ConversionError",
@@ -178,7 +183,9 @@ __all__ = [
     "__version__",
     "aevaluate",
     "agree",
+    "asimulate",
     "compare",
     "evaluate",
+    "simulate",
     "trials_summary",
 ]
