@@ -70,6 +70,8 @@ class SimServer:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.requests: list[tuple[str, str, dict[str, Any]]] = []
+        #: The Authorization header of every request ("" when none was sent).
+        self.auth: list[str] = []
         self.user: Callable[[str, dict[str, Any]], str] = lambda prompt, body: default_user(prompt)
         self.bot: Callable[[dict[str, Any]], Any] = lambda body: default_bot(body["messages"])
         self.http_bot: Callable[[dict[str, Any]], Any] = lambda body: {
@@ -99,9 +101,10 @@ class SimServer:
         with self.lock:
             return sum(1 for r, t, _ in self.requests if r == role and tag in (None, t))
 
-    def bodies(self, role: str) -> list[dict[str, Any]]:
+    def bodies(self, role: str, tag: str | None = None) -> list[dict[str, Any]]:
+        """The request bodies received for `role`, of one conversation if `tag`."""
         with self.lock:
-            return [body for r, _, body in self.requests if r == role]
+            return [body for r, t, body in self.requests if r == role and tag in (None, t)]
 
     def answer(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
         """The status and JSON payload for one request."""
@@ -116,10 +119,15 @@ class SimServer:
             self.requests.append((role, tag, body))
         self.before(role, body)
         if role == "http_bot":
-            return 200, self.http_bot(body)
+            reply = self.http_bot(body)
+            if isinstance(reply, tuple):  # (status, error message)
+                return reply[0], {"error": {"message": reply[1]}}
+            return 200, reply
         if role == "user":
             prompt = "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
-            return 200, _completion({"role": "assistant", "content": self.user(prompt, body)}, USER_TOKENS)
+            return 200, _completion(
+                {"role": "assistant", "content": self.user(prompt, body)}, USER_TOKENS
+            )
         answer = self.bot(body)
         if isinstance(answer, tuple):  # (status, error message)
             return answer[0], {"error": {"message": answer[1]}}
@@ -153,6 +161,8 @@ def _handler(server: SimServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
+            with server.lock:
+                server.auth.append(self.headers.get("Authorization") or "")
             path = self.path.split("?")[0]
             if not path.endswith(("/chat/completions", "/bot")):
                 status, payload = 404, {"error": {"message": f"no route {self.path}"}}
