@@ -84,9 +84,12 @@ def test_one_command_simulates_scores_and_reports(sim: SimServer, tmp_path: Path
         "conversation_relevancy",
         "-o",
         "r.jsonl",
+        "--trials",
+        "simulation.scenario:conversation_relevancy",
         cwd=tmp_path,
     )
     assert again.returncode == 0, again.stderr
+    assert "trials: 2 tasks by simulation.scenario" in again.stdout
     assert [r["scores"] for r in _lines(tmp_path / "r.jsonl")] == [r["scores"] for r in rows]
 
 

@@ -12,10 +12,12 @@ from typing import Any
 import pytest
 from _sim_server import BOT_MODEL, BOT_TOKENS, USER_MODEL, USER_TOKENS, SimServer
 
-from convoeval import AIMessage, HumanMessage, ToolCall, ToolMessage
+from convoeval import AIMessage, ToolCall, ToolMessage
 from convoeval.errors import UsageError
 from convoeval.judges.ensembles.samples import SAMPLE_TEMPERATURE
-from convoeval.simulate import BotCall, HttpBot, OpenAIBot, simulate
+from convoeval.runner import ResultsFileError
+from convoeval.runner._lock import RunLock
+from convoeval.simulate import HttpBot, OpenAIBot, simulate
 from convoeval.simulate._http import EndpointUnreachableError
 
 USER = f"openai/{USER_MODEL}"
@@ -313,9 +315,30 @@ def test_a_bot_answer_that_is_not_a_reply_fails_with_what_it_was(sim: SimServer)
     assert "answered a int; a bot answers text, an AIMessage" in failure["error"]["message"]
 
 
-def test_the_bot_call_names_its_conversation() -> None:
-    call = BotCall("t#2", "t", 2, None)
-    assert (call.thread_id, call.trial) == ("t#2", 2)
+def test_a_sync_bot_runs_in_a_worker_thread_so_conversations_go_on_side_by_side(
+    sim: SimServer,
+) -> None:
+    second_called = threading.Event()
+    waited: list[bool] = []
+
+    def bot(messages: list[Any]) -> str:
+        if messages[-1].content.startswith("s1"):
+            waited.append(second_called.wait(60))  # blocks this thread, not the event loop
+        else:
+            second_called.set()
+        return "ok"
+
+    _run(sim, [{"scenario": "s1 goal after 1"}, {"scenario": "s2 goal after 1"}], bot)
+    assert waited == [True]
+
+
+def test_one_simulation_at_a_time_writes_a_conversations_file(
+    sim: SimServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "c.jsonl"
+    with RunLock(out), pytest.raises(ResultsFileError, match="is being written by another"):
+        _run(sim, [{"scenario": "s1 goal after 1"}], output=out)
+    assert sim.requests == []
 
 
 def test_options_are_checked_before_anything_is_sent(sim: SimServer) -> None:
@@ -325,4 +348,4 @@ def test_options_are_checked_before_anything_is_sent(sim: SimServer) -> None:
         simulate([{"scenario": "s1"}], BOT, "offline")
     with pytest.raises(UsageError, match="bot_system_prompt cannot be used here"):
         _run(sim, [{"scenario": "s1"}], lambda m: "x", bot_system_prompt="hi")
-    assert sim.requests == [] and isinstance(HumanMessage(content="x"), HumanMessage)
+    assert sim.requests == []

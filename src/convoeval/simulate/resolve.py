@@ -103,9 +103,11 @@ def import_callable(spec: str) -> Callable[..., Any]:
     return cast(Callable[..., Any], target)
 
 
-def resolve_user(user_model: Any, options: Mapping[str, Any]) -> Judge:
+def resolve_user(user_model: Any, options: Mapping[str, Any], concurrency: int) -> Judge:
     """The simulated user's judge: any LLM judge spec ('openai/MODEL') or Judge, with the
-    judge options given (endpoint, key, seed, timeout, retry budget, cache, limit)."""
+    judge options given (endpoint, key, seed, timeout, retry budget, cache, limit); a judge
+    built from a spec keeps to `user_concurrency` requests in flight, else to `concurrency`
+    (the conversations played at once)."""
     if user_model is None or (
         isinstance(user_model, str) and user_model.strip().lower() == "offline"
     ):
@@ -126,6 +128,8 @@ def resolve_user(user_model: Any, options: Mapping[str, Any]) -> Judge:
     if not isinstance(user_model, str):
         named = sorted(k for k, v in judge_options.items() if v is not None and k != "seed")
         _refuse(named, "a Judge object carries its own settings")
+    else:
+        judge_options["concurrency"] = judge_options["concurrency"] or concurrency
     judge = resolve_judge(user_model, **judge_options)
     kind = judge.describe().get("kind") or judge.describe().get("judge")
     if kind == "offline":

@@ -124,7 +124,7 @@ async def asimulate(
         if value is not None and (not isinstance(value, int | float) or value <= 0):
             raise UsageError(f"{name} must be a positive number, not {value!r}")
     placed, label = _scenarios(scenarios)
-    user = resolve_user(user_model, options)
+    user = resolve_user(user_model, options, concurrency)
     chosen = resolve_bot(bot, options)
     budget = Budget(
         max_tokens=options.get("max_tokens"),
