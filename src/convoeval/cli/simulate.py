@@ -161,7 +161,7 @@ _FILE = click.Path(dir_okay=False, path_type=Path)
     "judges",
     multiple=True,
     metavar="SPEC",
-    help="Judge of --score (default: the user model, on its endpoint).",
+    help="Judge of --score, an LLM one on --base-url (default: the user model).",
 )
 @click.option(
     "--results",

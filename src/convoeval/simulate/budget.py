@@ -9,7 +9,8 @@ sends anything (`require_prices`), never guessed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from convoeval.errors import UsageError
@@ -34,18 +35,27 @@ class Budget:
         self._user_desc = dict(user)
         self._bot_desc = dict(bot)
         self._prices = dict(prices) if prices else None
-        self._parts: list[tuple[Usage, Usage]] = []
+        #: The (user, bot) usage of the conversations under way (at most one per slot).
+        self._live: list[tuple[Usage, Usage]] = []
+        self._ended = (Usage(), Usage())
 
-    def track(self) -> tuple[Usage, Usage]:
-        """The (user, bot) usage of one more conversation, counted from now on."""
+    @contextmanager
+    def track(self) -> Iterator[tuple[Usage, Usage]]:
+        """The (user, bot) usage of one conversation, counted while it is played and folded
+        into the run's totals when it ends (so a check costs the same however many ended)."""
         part = (Usage(), Usage())
-        self._parts.append(part)
-        return part
+        self._live.append(part)
+        try:
+            yield part
+        finally:
+            self._live.remove(part)
+            self._ended[0].add(part[0])
+            self._ended[1].add(part[1])
 
     def totals(self) -> tuple[Usage, Usage]:
         """Everything spent so far: (user model, bot)."""
-        user, bot = Usage(), Usage()
-        for one, two in self._parts:
+        user, bot = Usage().add(self._ended[0]), Usage().add(self._ended[1])
+        for one, two in self._live:
             user.add(one)
             bot.add(two)
         return user, bot

@@ -79,11 +79,24 @@ async def play(slot: Slot, bot: Bot, user: Judge, settings: Settings, budget: Bu
 
 
 async def _play(slot: Slot, bot: Bot, user: Judge, settings: Settings, budget: Budget) -> Outcome:
-    scenario = slot.scenario
-    cap = scenario.max_turns or settings.max_turns
     if budget.reached():
         return Outcome(slot, "unplayed")
-    user_usage, bot_usage = budget.track()
+    with budget.track() as (user_usage, bot_usage):
+        return await _talk(slot, bot, user, settings, budget, user_usage, bot_usage)
+
+
+async def _talk(
+    slot: Slot,
+    bot: Bot,
+    user: Judge,
+    settings: Settings,
+    budget: Budget,
+    user_usage: Usage,
+    bot_usage: Usage,
+) -> Outcome:
+    """The turns of one conversation, its spending counted into the two usages."""
+    scenario = slot.scenario
+    cap = scenario.max_turns or settings.max_turns
     user_seed, bot_seed = seeds(settings, slot.trial)
     trial = slot.trial + 1
     call = BotCall(f"{slot.scenario_id}#{trial}", slot.scenario_id, trial, bot_seed)

@@ -206,7 +206,10 @@ async def _run(
         "completed": None,
     }
     try:
-        for target, what in ((path, "conversations file"), (meta_path(path), "its sidecar")):
+        for target, what in (
+            (path, "conversations file"),
+            (meta_path(path), "conversations sidecar"),
+        ):
             check_writable(target, what)
         with RunLock(path):
             existing = prepare(
