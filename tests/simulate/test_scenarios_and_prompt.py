@@ -7,6 +7,8 @@ import csv
 import json
 from pathlib import Path
 
+import pyarrow
+import pyarrow.parquet as parquet
 import pytest
 
 from convoeval import AIMessage, HumanMessage, ToolCall, ToolMessage
@@ -15,7 +17,7 @@ from convoeval.io.scenarios import read_scenarios, scenarios_from
 from convoeval.simulate.user import USER_TURN, UserTurn, user_turn_input
 
 
-def test_jsonl_json_and_csv_scenarios_read_alike(tmp_path: Path) -> None:
+def test_jsonl_json_csv_and_parquet_scenarios_read_alike(tmp_path: Path) -> None:
     records = [
         {
             "scenario": "buy a ticket",
@@ -30,21 +32,24 @@ def test_jsonl_json_and_csv_scenarios_read_alike(tmp_path: Path) -> None:
     ]
     (tmp_path / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     (tmp_path / "s.json").write_text(json.dumps(records))
+    columns = sorted({k for r in records for k in r})
+    rows = [
+        {k: json.dumps(r[k]) if isinstance(r.get(k), list | dict) else r.get(k) for k in columns}
+        for r in records
+    ]
     with (tmp_path / "s.csv").open("w", newline="") as handle:
-        columns = sorted({k for r in records for k in r})
         writer = csv.DictWriter(handle, columns)
         writer.writeheader()
-        for r in records:
-            writer.writerow(
-                {k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in r.items()}
-            )
-    read = {name: read_scenarios(tmp_path / name) for name in ("s.jsonl", "s.json", "s.csv")}
+        writer.writerows(rows)
+    parquet.write_table(pyarrow.Table.from_pylist(rows), tmp_path / "s.parquet")
+    names = ("s.jsonl", "s.json", "s.csv", "s.parquet")
+    read = {name: read_scenarios(tmp_path / name) for name in names}
     assert [p.id for p in read["s.jsonl"]] == ["t1", "scenario-2"]
     assert [p.where for p in read["s.jsonl"]] == [f"{tmp_path}/s.jsonl:1", f"{tmp_path}/s.jsonl:2"]
     assert read["s.json"][1].where == f"{tmp_path}/s.json: [1]"
     for found in read.values():
         assert [p.scenario for p in found] == [p.scenario for p in read["s.jsonl"]]
-    assert read["s.csv"][0].scenario.max_turns == 4
+    assert read["s.csv"][0].scenario.max_turns == read["s.parquet"][0].scenario.max_turns == 4
 
 
 def test_every_bad_scenario_is_listed_by_line(tmp_path: Path) -> None:
