@@ -72,6 +72,10 @@ class SimServer:
         self.requests: list[tuple[str, str, dict[str, Any]]] = []
         #: The Authorization header of every request ("" when none was sent).
         self.auth: list[str] = []
+        #: (role, Authorization header) of every request, in the order they were answered.
+        self.auth_by_role: list[tuple[str, str]] = []
+        self.active: dict[str, int] = {}
+        self.peak: dict[str, int] = {}
         self.user: Callable[[str, dict[str, Any]], str] = lambda prompt, body: default_user(prompt)
         self.bot: Callable[[dict[str, Any]], Any] = lambda body: default_bot(body["messages"])
         self.http_bot: Callable[[dict[str, Any]], Any] = lambda body: {
@@ -106,8 +110,25 @@ class SimServer:
         with self.lock:
             return [body for r, t, body in self.requests if r == role and tag in (None, t)]
 
-    def answer(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
-        """The status and JSON payload for one request."""
+    def answer(self, path: str, body: dict[str, Any], auth: str = "") -> tuple[int, Any]:
+        """The status and JSON payload for one request (its peak in flight counted by role)."""
+        role = self._role(path, body)
+        with self.lock:
+            self.auth_by_role.append((role, auth))
+            self.active[role] = self.active.get(role, 0) + 1
+            self.peak[role] = max(self.peak.get(role, 0), self.active[role])
+        try:
+            return self._answer(path, body)
+        finally:
+            with self.lock:
+                self.active[role] -= 1
+
+    def _role(self, path: str, body: dict[str, Any]) -> str:
+        if path.endswith("/bot"):
+            return "http_bot"
+        return "user" if body.get("model") == USER_MODEL else "bot"
+
+    def _answer(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
         if path.endswith("/bot"):
             role, tag = "http_bot", _conversation_tag(body.get("messages") or [])
         elif body.get("model") == USER_MODEL:
@@ -167,7 +188,7 @@ def _handler(server: SimServer) -> type[BaseHTTPRequestHandler]:
             if not path.endswith(("/chat/completions", "/bot")):
                 status, payload = 404, {"error": {"message": f"no route {self.path}"}}
             else:
-                status, payload = server.answer(path, body)
+                status, payload = server.answer(path, body, self.headers.get("Authorization") or "")
             data = json.dumps(payload).encode()
             with contextlib.suppress(OSError):
                 self.send_response(status)

@@ -33,6 +33,7 @@ def _sides(sim: SimServer) -> list[str]:
         f"openai/{USER_MODEL}",
         "--base-url",
         sim.url,
+        "--no-cache",  # a later test's server may get an earlier one's port (and its answers)
     ]
 
 
@@ -213,6 +214,7 @@ def test_a_python_function_as_the_bot(sim: SimServer, tmp_path: Path) -> None:
         f"openai/{USER_MODEL}",
         "--base-url",
         sim.url,
+        "--no-cache",
         "-o",
         "c.jsonl",
         cwd=tmp_path,
@@ -241,6 +243,7 @@ def test_the_bots_api_key_is_sent_but_never_written_or_shown(
         f"openai/{USER_MODEL}",
         "--base-url",
         sim.url,
+        "--no-cache",
         "-o",
         "c.jsonl",
         cwd=tmp_path,

@@ -37,6 +37,7 @@ def test_deepeval_habit_gives_conversational_test_cases(sim: SimServer) -> None:
         model_callback=model_callback,
         simulator_model=f"openai/{USER_MODEL}",
         base_url=sim.url,
+        cache=False,
     )
     goldens = [
         Golden(
@@ -72,6 +73,7 @@ def test_a_sync_callback_with_input_only_and_the_turn_cap(sim: SimServer) -> Non
         opening_message="Hi! How can I help?",
         async_mode=False,
         base_url=sim.url,
+        cache=False,
     )
     (case,) = simulator.simulate([{"scenario": "s1 never"}], max_user_simulations=2)
     assert [(t.role, t.content) for t in case.turns] == [

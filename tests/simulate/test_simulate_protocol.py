@@ -25,7 +25,10 @@ BOT = f"openai/{BOT_MODEL}"
 
 
 def _run(sim: SimServer, scenarios: list[Any], bot: Any = BOT, **options: Any) -> Any:
+    """`simulate` against `sim`; without the answer cache unless asked (a later test's server
+    may get an earlier one's port, and with it that test's cached answers)."""
     options.setdefault("base_url", sim.url)
+    options.setdefault("cache", False)
     if isinstance(bot, str) and bot.startswith("openai/"):
         options.setdefault("bot_base_url", sim.url)
     with pytest.warns(RuntimeWarning) if options.pop("failing", False) else _nothing():
@@ -226,10 +229,11 @@ def test_a_finished_simulation_run_again_sends_nothing(sim: SimServer, tmp_path:
 
 
 def test_the_user_models_answers_are_cached(sim: SimServer, tmp_path: Path) -> None:
-    scenarios = [{"scenario": "s1 goal after 2"}]
-    _run(sim, scenarios, output=tmp_path / "c.jsonl")
+    scenarios = [{"scenario": f"s1 goal after 2 ({tmp_path.name})"}]  # asked in no other test
+    _run(sim, scenarios, output=tmp_path / "c.jsonl", cache=True)
     asked = sim.count("user")
-    again = _run(sim, scenarios, output=tmp_path / "c.jsonl", overwrite=True)
+    assert asked == 3
+    again = _run(sim, scenarios, output=tmp_path / "c.jsonl", overwrite=True, cache=True)
     assert sim.count("user") == asked  # every answer came from the cache
     assert _block(again[0])["usage"]["user"]["cached"] == asked
     assert sim.count("bot") == 4  # the bot is asked again: it is what is tested
@@ -349,3 +353,74 @@ def test_options_are_checked_before_anything_is_sent(sim: SimServer) -> None:
     with pytest.raises(UsageError, match="bot_system_prompt cannot be used here"):
         _run(sim, [{"scenario": "s1"}], lambda m: "x", bot_system_prompt="hi")
     assert sim.requests == []
+
+
+def test_a_bot_endpoint_error_worth_retrying_is_retried(sim: SimServer) -> None:
+    answers = iter([(503, "busy, try again")])
+    sim.bot = lambda body: next(answers, None) or _default_reply(body)
+    (sample,) = _run(sim, [{"scenario": "s1 goal after 1"}])
+    assert sim.count("bot") == 2 and _block(sample)["usage"]["bot"]["requests"] == 2
+    assert _block(sample)["stop"] == "goal_reached"
+
+
+def _default_reply(body: dict[str, Any]) -> dict[str, Any]:
+    from _sim_server import default_bot
+
+    return default_bot(body["messages"])
+
+
+def test_a_bot_that_breaks_a_tool_message_rule_fails_its_conversation(sim: SimServer) -> None:
+    def bot(messages: list[Any]) -> list[Any]:
+        return [AIMessage(content="let me look"), ToolMessage(content="r"), AIMessage(content="ok")]
+
+    result = _run(sim, [{"scenario": "s1 goal after 1"}], bot, failing=True)
+    (failure,) = result.failures
+    assert "broke a tool-message rule" in failure["error"]["message"]
+    assert (
+        "ToolMessage must follow an AIMessage where tools were called"
+        in (failure["error"]["message"])
+    )
+
+
+def test_a_partial_last_line_is_cut_off_and_its_conversation_played_again(
+    sim: SimServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "c.jsonl"
+    scenarios = [{"scenario": "s1 goal after 1"}, {"scenario": "s2 goal after 1"}]
+    first = _run(sim, scenarios, output=out)
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text(lines[0] + lines[1][: len(lines[1]) // 2])  # killed while writing line 2
+    again = _run(sim, scenarios, output=out)
+    assert out.read_text().count("\n") == 2 and out.read_text().endswith("\n")
+    assert [s.scenario for s in again] == [s.scenario for s in first]
+    assert sim.count("bot", "s1") == 1 and sim.count("bot", "s2") == 2  # s2 played again
+
+
+def test_without_the_cache_the_user_model_is_asked_again(sim: SimServer, tmp_path: Path) -> None:
+    scenarios = [{"scenario": "s1 goal after 1"}]
+    _run(sim, scenarios, output=tmp_path / "c.jsonl")
+    _run(sim, scenarios, output=tmp_path / "c.jsonl", overwrite=True)
+    assert sim.count("user") == 4
+
+
+def test_the_bots_own_limit_keeps_its_requests_in_flight_apart(sim: SimServer) -> None:
+    second_finished = threading.Event()
+
+    def before(role: str, body: dict[str, Any]) -> None:
+        text = json.dumps(body)
+        if role == "user" and "s2 goal after 1" in text and "] Assistant:" in text:
+            second_finished.set()
+        if role == "bot" and body["messages"][-1]["content"].startswith("s1"):
+            # With the bot limited to 1, s2's bot turn cannot run while this one is held: s2
+            # never gets to its stop decision, and this wait runs out instead.
+            second_finished.wait(5)
+
+    sim.before = before
+    bot = OpenAIBot(BOT_MODEL, base_url=sim.url, concurrency=1)
+    result = _run(sim, [{"scenario": "s1 goal after 1"}, {"scenario": "s2 goal after 1"}], bot)
+    assert len(result) == 2 and sim.peak["bot"] == 1
+
+
+def test_a_local_openai_bot_is_sent_no_authorization(sim: SimServer) -> None:
+    _run(sim, [{"scenario": "s1 goal after 1"}])
+    assert {auth for role, auth in sim.auth_by_role if role == "bot"} == {""}

@@ -17,7 +17,8 @@ from typing import Any
 from _sim_server import BOT_MODEL, USER_MODEL, SimServer, default_user
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "simulation.md"
-USER = ["--user-model", f"openai/{USER_MODEL}"]
+#: The user model, without the answer cache (a later test's server may get an earlier one's port).
+USER = ["--no-cache", "--user-model", f"openai/{USER_MODEL}"]
 
 
 def _block_after(marker: str) -> str:
