@@ -200,7 +200,7 @@ def test_name_the_bot_once(sim: SimServer, tmp_path: Path) -> None:
     assert sim.requests == []
 
 
-def test_a_python_function_as_the_bot(sim: SimServer, tmp_path: Path) -> None:
+def test_a_python_function_as_the_bot_with_trials(sim: SimServer, tmp_path: Path) -> None:
     (tmp_path / "mybot.py").write_text(
         "def answer(messages):\n    return 'echo: ' + messages[-1].content\n"
     )
@@ -215,14 +215,23 @@ def test_a_python_function_as_the_bot(sim: SimServer, tmp_path: Path) -> None:
         "--base-url",
         sim.url,
         "--no-cache",
+        "--repeat",
+        "2",
+        "--seed",
+        "3",
         "-o",
         "c.jsonl",
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
-    (line,) = _lines(tmp_path / "c.jsonl")
-    assert line["user_input"][1]["content"] == "echo: s1: message 1"
-    assert line["metadata"]["simulation"]["bot"] == "callable:mybot:answer"
+    lines = _lines(tmp_path / "c.jsonl")
+    assert [line["id"] for line in lines] == ["scenario-1#1", "scenario-1#2"]
+    assert [line["metadata"]["simulation"]["seeds"] for line in lines] == [
+        {"user": 3, "bot": None},  # a Python bot is sent no seed
+        {"user": 4, "bot": None},
+    ]
+    assert lines[0]["user_input"][1]["content"] == "echo: s1: message 1"
+    assert lines[0]["metadata"]["simulation"]["bot"] == "callable:mybot:answer"
 
 
 def test_the_bots_api_key_is_sent_but_never_written_or_shown(

@@ -50,6 +50,8 @@ from convoeval.simulate.user import USER_TURN
 WINDOW_FACTOR = 4
 DEFAULT_MAX_TURNS = 10
 DEFAULT_CONCURRENCY = 4
+#: The kinds of bot that are sent the run's seed.
+_SEEDED = ("openai", "http")
 ScenariosLike = str | os.PathLike[str] | Iterable[Scenario | Mapping[str, Any]]
 
 
@@ -140,7 +142,8 @@ async def asimulate(
         language=options.get("language"),
         opening_message=options.get("opening_message"),
         user_seed=described.get("seed") if isinstance(described.get("seed"), int) else None,
-        bot_seed=options.get("seed"),
+        # Only a bot behind HTTP is sent a seed; a Python bot samples as it will.
+        bot_seed=options.get("seed") if chosen.describe().get("kind") in _SEEDED else None,
         user_samples=int(described.get("samples") or 1),
         repeat=repeat,
     )
@@ -173,7 +176,7 @@ def _identity(
         "user_model": user_identity(user.describe()),
         "user_step": USER_TURN.fingerprint(),
         "max_turns": settings.max_turns,
-        "seed": settings.bot_seed,
+        "bot_seed": settings.bot_seed,
         "repeat": settings.repeat,
         "language": settings.language,
         "opening_message": settings.opening_message,
