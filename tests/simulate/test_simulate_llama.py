@@ -37,9 +37,9 @@ def test_smollm2_plays_both_the_bot_and_the_user(llama_server: str, tmp_path: Pa
             base_url=llama_server,
             max_turns=2,
             seed=1,
-            user_max_tokens=96,
-            timeout=90,
-            retry_budget=90,
+            user_max_tokens=384,  # room for the longest answer the schema allows
+            timeout=150,
+            retry_budget=150,
             output=tmp_path / "c.jsonl",
         )
     assert len(result) + len(result.failures) == 1

@@ -21,7 +21,7 @@ from convoeval.schema.render import fenced, render_transcript
 
 Decision = Literal["continue", "goal_reached", "gave_up"]
 #: The longest message the simulated user may write (characters).
-MAX_MESSAGE = 2000
+MAX_MESSAGE = 800
 
 
 class UserTurn(BaseModel):
