@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from convoeval._sync import at_loop_end
+from convoeval._text import plural
 from convoeval.errors import ConvoevalError
 from convoeval.judges.core.backend import BackendFailure, Failure
 from convoeval.judges.core.retry import Limiter, RetryBudget, RetryPolicy
@@ -129,8 +130,8 @@ class JsonPoster:
             delay = policy.backoff(attempts, last.retry_after)
             if attempts > policy.max_retries or delay >= budget.remaining():
                 raise self._error(
-                    f"gave up after {attempts} attempts (retry budget {policy.max_total_s:g} s); "
-                    f"last error: {last.message}"
+                    f"gave up after {attempts} {plural(attempts, 'attempt')} (retry budget "
+                    f"{policy.max_total_s:g} s); last error: {last.message}"
                 )
             await policy.sleep(delay)
             budget.spend(delay)
@@ -147,7 +148,7 @@ class JsonPoster:
             if not scope.expired():
                 raise
             raise BackendFailure(
-                Failure.RETRYABLE, f"no answer within {self.timeout:g} s (--timeout)"
+                Failure.RETRYABLE, f"no answer within {self.timeout:g} s (the request timeout)"
             ) from None
         except httpx.TransportError as exc:
             detail = str(exc) or type(exc).__name__
