@@ -68,6 +68,21 @@ ALLOWED: dict[str, set[str]] = {
         "_version",
     },
     "report": {"runner", "stats", "rows", "metrics", "errors", "_text"},
+    "simulate": {
+        "runner",
+        "rows",
+        "judges",
+        "judges.openai",
+        "judges.core",
+        "judges.ensembles",
+        "judges.protocol",
+        "io",
+        "schema",
+        "errors",
+        "_sync",
+        "_version",
+        "_text",
+    },
 }
 _JUDGE_ROOMS = ("protocol", "ensembles", "core", "openai", "offline")
 

@@ -55,6 +55,10 @@ EXPECTED = {
     # Two runs compared record by record (issue 28).
     "compare",
     "Comparison",
+    # Conversations to score: a simulated user against the team's bot (issue 26).
+    "simulate",
+    "asimulate",
+    "ConversationSimulator",
     "__version__",
     # The error tree: every "your input is wrong" error is a ConvoevalError.
     "ConvoevalError",
@@ -188,6 +192,7 @@ def test_the_schema_exports_the_conversation_types() -> None:
         "ModelTestCase",
         "MultiTurnSample",
         "SingleTurnSample",
+        "Scenario",  # what the simulator plays (issue 26)
         "SystemMessage",
         "ToolCall",
         "ToolMessage",

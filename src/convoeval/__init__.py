@@ -67,6 +67,7 @@ if TYPE_CHECKING:
         ToolMessage,
         Turn,
     )
+    from convoeval.simulate import ConversationSimulator, asimulate, simulate
     from convoeval.stats.agree import AgreementReport, agree
     from convoeval.stats.compare import Comparison, compare
     from convoeval.stats.labels import LabelsError
@@ -81,6 +82,7 @@ _HOMES: dict[str, str] = {
     "AspectCritic": "convoeval.metrics",
     "ScoreResult": "convoeval.metrics",
     "aevaluate": "convoeval.runner",
+    "asimulate": "convoeval.simulate",
     "AgentGoalAccuracyWithoutReference": "convoeval.metrics",
     "AgentGoalAccuracyWithReference": "convoeval.metrics",
     "agree": "convoeval.stats.agree",
@@ -93,6 +95,7 @@ _HOMES: dict[str, str] = {
     "ConversationalTestCase": "convoeval.schema",
     "ConversationCompletenessMetric": "convoeval.metrics",
     "ConversationRelevancyMetric": "convoeval.metrics",
+    "ConversationSimulator": "convoeval.simulate",
     "ConversionError": "convoeval.io.errors",
     "ConvoevalError": "convoeval.errors",
     "DataError": "convoeval.io.errors",
@@ -122,6 +125,7 @@ _HOMES: dict[str, str] = {
     "ResultsFileError": "convoeval.runner",
     "RoleAdherenceMetric": "convoeval.metrics",
     "RubricsScore": "convoeval.metrics",
+    "simulate": "convoeval.simulate",
     "SystemMessage": "convoeval.schema",
     "ToolCall": "convoeval.schema",
     "ToolCallAccuracy": "convoeval.metrics",
@@ -169,6 +173,7 @@ __all__ = [
     "Comparison",
     "ConversationCompletenessMetric",
     "ConversationRelevancyMetric",
+    "ConversationSimulator",
     "ConversationalGEval",
     "ConversationalTestCase",
     "ConversionError",
@@ -221,7 +226,9 @@ __all__ = [
     "__version__",
     "aevaluate",
     "agree",
+    "asimulate",
     "compare",
     "evaluate",
+    "simulate",
     "trials_summary",
 ]

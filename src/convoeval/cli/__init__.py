@@ -1,6 +1,6 @@
 """The `convoeval` command line: one module per command (run, validate, report, compare, metrics,
-agree, batch), the options they share in `options.py`, what they print in `output.py`. Each parses,
-calls the library and prints; no logic of its own."""
+agree, batch, simulate), the options they share in `options.py`, what they print in `output.py`.
+Each parses, calls the library and prints; no logic of its own."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from convoeval.cli.compare import compare_command
 from convoeval.cli.metrics import list_metrics
 from convoeval.cli.report import report
 from convoeval.cli.run import run
+from convoeval.cli.simulate import simulate_command
 from convoeval.cli.validate import validate
 
 
@@ -24,3 +25,4 @@ def main() -> None:
 
 for command in (validate, list_metrics, run, report, compare_command, agree_command, batch_command):
     main.add_command(command)
+main.add_command(simulate_command)

@@ -65,20 +65,38 @@ def read_records(
         raise DataFileError(source, TRACES_ARE_JSON)
     if format == "otel" and options is not None:
         raise OptionError("--messages-field and --field do not apply to --format otel")
-    if kind == "jsonl":
-        rows = _jsonl_rows(source, compressed)
-    elif kind == "json":
-        rows = _json_rows(source, compressed)
-    elif kind == "csv":
-        rows = _csv_rows(source, compressed)
-    else:
-        from convoeval.io.parquet_io import parquet_rows
+    return _records(source, _rows(source, kind, compressed), format, kind, options)
 
-        rows = (
-            (row, record, problems or problems_of(record), True)
-            for row, record, problems in parquet_rows(source)
-        )
-    return _records(source, rows, format, kind, options)
+
+def read_objects(path: str | os.PathLike[str]) -> Iterator[tuple[str, Any, list[str]]]:
+    """Yield `(where, value, problems)` per record of a JSONL, JSON, CSV or Parquet file, parsed
+    under the strict JSON rules but not converted into a conversation (for files of other
+    records, such as the simulator's scenarios). `where` is `file:line` (`file: [i]` for element
+    i of a JSON array); a record with problems comes with value None. Raises `DataFileError`
+    when the file cannot be read."""
+    source = os.fspath(path)
+    kind, compressed = file_kind(source)
+    check_readable(source)
+    for line, data, problems, checked in _rows(source, kind, compressed):
+        found = problems or ([] if checked else problems_of(data))
+        where = Record(source, line, None, element=kind == "json").where
+        yield where, None if found else data, found
+
+
+def _rows(source: str, kind: str, compressed: bool) -> Iterator[_Row]:
+    """The parsed records of a file of this kind, with the problems found while parsing."""
+    if kind == "jsonl":
+        return _jsonl_rows(source, compressed)
+    if kind == "json":
+        return _json_rows(source, compressed)
+    if kind == "csv":
+        return _csv_rows(source, compressed)
+    from convoeval.io.parquet_io import parquet_rows
+
+    return (
+        (row, record, problems or problems_of(record), True)
+        for row, record, problems in parquet_rows(source)
+    )
 
 
 def read_samples(

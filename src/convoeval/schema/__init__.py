@@ -1,4 +1,5 @@
-"""Conversations: typed messages, MultiTurnSample, DeepEval-style cases, conversion, rendering."""
+"""Conversations: typed messages, MultiTurnSample, DeepEval-style cases, conversion, rendering,
+and the simulator's scenarios."""
 
 from convoeval.schema.cases import ConversationalTestCase, LLMTestCase, ModelTestCase, Turn
 from convoeval.schema.exchanges import Exchange, split_exchanges
@@ -11,6 +12,7 @@ from convoeval.schema.messages import (
     ToolMessage,
 )
 from convoeval.schema.sample import MultiTurnSample
+from convoeval.schema.scenario import Scenario
 from convoeval.schema.single_turn import EvaluationDataset, SingleTurnSample
 from convoeval.schema.tools import FunctionSpec, ToolSpec
 
@@ -25,6 +27,7 @@ __all__ = [
     "Message",
     "ModelTestCase",
     "MultiTurnSample",
+    "Scenario",
     "SingleTurnSample",
     "SystemMessage",
     "ToolCall",
