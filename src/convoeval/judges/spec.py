@@ -17,7 +17,8 @@ _FORMS = (
     "'offline' (the embedded judge, the default), 'PROVIDER/MODEL' with provider "
     f"{' or '.join(repr(p) for p in PROVIDERS)} (e.g. 'openai/gpt-4o-mini', any "
     "OpenAI-compatible server; 'openai/MODEL@http://HOST:PORT/v1' on its own server, and "
-    "'...#KEY_VARIABLE' with its own key from that environment variable), a Judge instance, or a list of these (a judge panel)"
+    "'...#KEY_VARIABLE' with its own key from that environment variable), a Judge instance, "
+    "or a list of these (a judge panel)"
 )
 OPTIONS = frozenset(
     {
