@@ -33,6 +33,9 @@ from convoeval.simulate import simulate  # noqa: E402
 
 
 def main() -> int:
+    from _machine import print_machine
+
+    print_machine()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=8)
     parser.add_argument("--turns", type=int, default=6)

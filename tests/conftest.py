@@ -37,9 +37,18 @@ FAULT_PROMPT_TOKENS = 11
 FAULT_COMPLETION_TOKENS = 7
 
 
-@pytest.fixture(autouse=True, scope="session")
+@pytest.fixture(scope="session")
+def _session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A judge cache directory for what lives the whole session (a Ray cluster's workers keep
+    the environment they started with)."""
+    return tmp_path_factory.mktemp("convoeval-session-cache")
+
+
+@pytest.fixture(autouse=True)
 def _isolated_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Point the judge cache at a temporary directory so tests never touch the user's cache."""
+    """Point the judge cache at a temporary directory of each test's own, so tests never touch
+    the user's cache, and never read answers another test cached for a local server that had
+    the same port (the cache key names the endpoint, and ports are reused)."""
     path = tmp_path_factory.mktemp("convoeval-cache")
     before = os.environ.get("CONVOEVAL_CACHE_DIR")
     os.environ["CONVOEVAL_CACHE_DIR"] = str(path)

@@ -55,14 +55,23 @@ def _import_ray() -> ModuleType:
 
 
 @pytest.fixture(scope="session")
-def ray_address(_isolated_cache_dir: Path) -> Iterator[str]:
-    """The GCS address of the session's local Ray runtime (2 CPUs, bound to 127.0.0.1)."""
+def ray_address(_session_cache_dir: Path) -> Iterator[str]:
+    """The GCS address of the session's local Ray runtime (2 CPUs, bound to 127.0.0.1); its
+    workers keep the session's judge cache directory, set while the runtime starts."""
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # a single machine: loopback only
     ray = _import_ray()
-    ray.init(
-        num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING
-    )
+    before = os.environ.get("CONVOEVAL_CACHE_DIR")
+    os.environ["CONVOEVAL_CACHE_DIR"] = str(_session_cache_dir)
+    try:
+        ray.init(
+            num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING
+        )
+    finally:
+        if before is None:
+            os.environ.pop("CONVOEVAL_CACHE_DIR", None)
+        else:
+            os.environ["CONVOEVAL_CACHE_DIR"] = before
     address = str(ray.get_runtime_context().gcs_address)
     assert address.startswith("127.0.0.1:"), address
     yield address
