@@ -23,7 +23,7 @@ def test_cost_uses_the_openai_table_only_at_openai() -> None:
     cost, note = estimate_cost(local, usage)
     assert cost is None and "127.0.0.1" in note
     cost, note = estimate_cost(local, usage, {"gpt-4o-mini": (1.0, 2.0)})
-    assert cost == pytest.approx(2.0) and "given" in note
+    assert cost == pytest.approx(2.0) and "your price" in note
     assert estimate_cost({"judge": "offline"}, Usage(requests=1))[0] == 0.0
     assert estimate_cost(None, Usage())[0] == 0.0
 

@@ -14,6 +14,7 @@ from convoeval.cli.options import (
     GATE_OPTION,
     JUDGE_OPTIONS,
     MESSAGES_FIELD_OPTION,
+    PRICE_OPTION,
     REPEAT_OPTION,
     TRIALS_OPTION,
     Greedy,
@@ -21,6 +22,7 @@ from convoeval.cli.options import (
     engine_options,
     gate_mode,
     pairs,
+    parse_prices,
     reading_options,
     share_endpoint_limit,
 )
@@ -50,6 +52,7 @@ from convoeval.cli.output import (
     "judge support.",
 )
 @JUDGE_OPTIONS
+@PRICE_OPTION
 @FORMAT_OPTION
 @MESSAGES_FIELD_OPTION
 @FIELD_OPTION
@@ -135,6 +138,7 @@ def run(
     concurrency: int | None,
     no_cache: bool,
     batch: bool,
+    prices: tuple[str, ...],
     thresholds: tuple[str, ...],
     fail_under: tuple[str, ...],
     gate_spec: str,
@@ -163,6 +167,7 @@ def run(
     from convoeval.stats.trials import parse_trials_option
 
     limits = pairs(thresholds, "--threshold")
+    given_prices = parse_prices(prices)
     gates = pairs(fail_under, "--fail-under")
     mode, pass_rate = gate_mode(gate_spec)
     target = output or default_output(data)
@@ -206,6 +211,7 @@ def run(
             retry_failed=retry_failed,
             thresholds=limits,
             repeat=repeat,
+            prices=given_prices,
             show_progress=not quiet,
             **reading_options(
                 layout, messages_field, field_paths, limit, skip_invalid, reference_topics

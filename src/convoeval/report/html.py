@@ -102,7 +102,7 @@ def _meta_block(result: EvaluationResult) -> str:
         ("completed", meta.get("completed") or "not finished"),
         ("convoeval", meta.get("convoeval_version")),
         ("requests", f"{result.usage.requests} ({result.usage.cached} from cache)"),
-        ("cost", f"${cost:.4f}" if cost is not None else f"unknown: {note}"),
+        ("cost", f"${cost:.4f} ({note})" if cost is not None else f"unknown: {note}"),
     ]
     body = "".join(f"<dt>{esc(k)}</dt><dd>{name(v)}</dd>" for k, v in items)
     return f'<dl class="meta">{body}</dl>'

@@ -22,6 +22,7 @@ from convoeval._sync import run_sync
 from convoeval._version import VERSION
 from convoeval.errors import UsageError
 from convoeval.judges.core.endpoints import run_scope
+from convoeval.judges.pricing import check_prices
 from convoeval.metrics import Metric
 from convoeval.rows.files import META_FORMAT, iter_rows, meta_path, write_meta
 from convoeval.rows.row import ResultRow, RunMeta
@@ -153,6 +154,7 @@ async def aevaluate(
         raise UsageError(f"repeat must be a whole number, not {repeat!r}")
     if repeat is not None and repeat < 1:
         raise UsageError(f"repeat must be at least 1, not {repeat}")
+    check_prices(options.get("prices"))  # a bad price is refused before anything is scored
     engine = choose_engine(options)
     if not options.get("batch"):
         options.pop("batch", None)  # batch=False is the default, not a judge setting

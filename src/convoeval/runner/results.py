@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from convoeval._text import plural
 from convoeval.errors import UsageError
-from convoeval.judges.pricing import estimate_cost
+from convoeval.judges.pricing import check_prices, estimate_cost
 from convoeval.judges.protocol.base import Usage
 from convoeval.rows.files import iter_rows, read_rows, require_meta
 from convoeval.rows.row import ResultRow, RunMeta, usage_of
@@ -126,7 +126,7 @@ class EvaluationResult:
         self.path = Path(path)
         self.meta = meta
         self._aggregates = aggregates
-        self._prices = dict(prices) if prices else None
+        self._prices = check_prices(prices) or None
         self._intervals: dict[str, dict[str, Any]] | None = None
         if owned_dir is not None:
             # A run without `output=` writes to a temporary directory that lives as long as this.
