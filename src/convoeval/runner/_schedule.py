@@ -102,7 +102,12 @@ async def run_jobs(jobs: Iterator[Job], writer: Writer, *, window: int) -> None:
 async def score_pair(
     metric: Metric, sample: MultiTurnSample, judge: Judge | None, raise_exceptions: bool
 ) -> MetricResult:
-    """One (record, metric) result; an exception becomes a failed result unless raising."""
+    """One (record, metric) result; an exception becomes a failed result unless raising. A
+    record without a field the metric needs (a metric chosen from data that only some records
+    can feed) is unscored, saying which."""
+    missing = metric.missing_fields(sample)
+    if missing:
+        return MetricResult.unscored(f"this record has no {' or '.join(missing)}")
     try:
         result = await metric.score(sample, judge=judge)
     except Exception as exc:
