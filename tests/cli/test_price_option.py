@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FAULT_COMPLETION_TOKENS, FAULT_PROMPT_TOKENS
 
+from conftest import FAULT_COMPLETION_TOKENS, FAULT_PROMPT_TOKENS
 from convoeval import evaluate
 from convoeval.errors import UsageError
 from convoeval.judges.pricing import check_prices, estimate_cost, parse_price
@@ -119,7 +119,8 @@ def test_evaluate_refuses_a_bad_price_before_scoring(tmp_path: Path) -> None:
 def test_the_built_in_table_says_so() -> None:
     usage = Usage(requests=1, prompt_tokens=1_000_000, completion_tokens=0)
     judge = {"model": "gpt-4o-mini", "endpoint": "https://api.openai.com/v1"}
-    assert estimate_cost(judge, usage) == (0.15, "OpenAI list price of gpt-4o-mini (built-in table)")
+    listed = "OpenAI list price of gpt-4o-mini (built-in table)"
+    assert estimate_cost(judge, usage) == (0.15, listed)
     # A price you give wins over the table.
     cost, note = estimate_cost(judge, usage, {"gpt-4o-mini": (1.0, 1.0)})
     assert cost == 1.0 and note.startswith("your price for gpt-4o-mini (--price / prices=)")

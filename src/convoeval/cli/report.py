@@ -29,9 +29,7 @@ from convoeval.cli.output import (
 )
 @TRIALS_OPTION
 @PRICE_OPTION
-def report(
-    results: Path, output: Path | None, trials: str | None, prices: tuple[str, ...]
-) -> None:
+def report(results: Path, output: Path | None, trials: str | None, prices: tuple[str, ...]) -> None:
     """Render the HTML report of a saved results file (it reads the rows and the sidecar meta)."""
     from convoeval.errors import ConvoevalError
     from convoeval.report import write_report

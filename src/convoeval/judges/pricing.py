@@ -62,8 +62,7 @@ def check_prices(
         return None
     if not isinstance(prices, Mapping):
         raise UsageError(
-            f"{option} must map model names to (input, output) prices, not "
-            f"{type(prices).__name__}"
+            f"{option} must map model names to (input, output) prices, not {type(prices).__name__}"
         )
     checked: dict[str, tuple[float, float]] = {}
     for model, price in prices.items():
