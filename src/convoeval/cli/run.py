@@ -162,10 +162,12 @@ def run(
     from convoeval.engines.ray.engine import RayWorkersLost
     from convoeval.errors import ConvoevalError
     from convoeval.judges import resolve_judge
+    from convoeval.judges.offline.loading import quiet_loading
     from convoeval.runner import evaluate
     from convoeval.runner._lock import check_writable
     from convoeval.stats.trials import parse_trials_option
 
+    quiet_loading(quiet)  # -q: no "loading the offline judge" line either
     limits = pairs(thresholds, "--threshold")
     given_prices = parse_prices(prices)
     gates = pairs(fail_under, "--fail-under")
