@@ -199,7 +199,7 @@ def test_deepeval_layout_errors() -> None:
                 ]
             },
             [
-                "turns[1] (message 3 of the conversation): ToolMessage must follow an AIMessage or "
+                "turns[1] (message 4 of the conversation): ToolMessage must follow an AIMessage or "
                 "another ToolMessage."
             ],
         ),

@@ -154,7 +154,7 @@ def test_bidi_nested_differences_f1_metadata_and_nothing_scored(
     bidi = 'details.conv[data-index="1"]'
     # Text after a tool name holding U+202E still reads left to right, in the call line and in
     # the reason that quotes the name; the name shows the control character as \\u202e.
-    for needle in ('{"order": "8"}', "(#0 vs expected #0) scored 0"):
+    for needle in ('{"order": "8"}', "(#1 vs expected #1) scored 0"):
         xs = page.evaluate(LAYOUT, [bidi, needle])
         assert xs is not None and xs == sorted(xs) and len(set(xs)) == len(xs), (needle, xs)
     body = page.locator(bidi).inner_text()

@@ -16,6 +16,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from convoeval._text import nth
 from convoeval.report.assets import CSP, CSS, JS
 from convoeval.report.details import metric_details
 from convoeval.report.parts import (
@@ -130,7 +131,7 @@ def _conversation(
 ) -> str:
     index = int(row["index"])
     cells = [
-        f'<span class="num">{index}</span>',
+        f'<span class="num">{nth(index)}</span>',
         f'<span class="id">{name(row.get("id") or "")}</span>',
     ]
     cells += [score_cell(row, n, thresholds.get(n)) for n in names]

@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from convoeval._text import nth
+
 _ROLES = {"human": "User", "ai": "Assistant", "tool": "Tool result", "system": "System"}
 
 #: Control, format (bidi, zero-width) and other invisible characters, shown escaped in names.
@@ -143,7 +145,8 @@ class SharedTexts:
 
 
 def transcript(sample: Mapping[str, Any] | None, shared: SharedTexts | None = None) -> str:
-    """The conversation: one block per message, tool calls with their JSON arguments."""
+    """The conversation: one block per message, numbered from 1 as reasons number them, tool
+    calls with their JSON arguments."""
     if not sample:
         return '<p class="note">The conversation is not stored in this results row.</p>'
     blocks = []
@@ -157,8 +160,8 @@ def transcript(sample: Mapping[str, Any] | None, shared: SharedTexts | None = No
         raw = str(message.get("content") or "")
         content = (shared.link(raw) if shared else None) or text(raw)
         blocks.append(
-            f'<div class="msg {esc(kind)}"><span class="role">[{position}] {name(role)}{extra}'
-            f"</span>{content}{calls}</div>"
+            f'<div class="msg {esc(kind)}"><span class="role">message {nth(position)} &middot; '
+            f"{name(role)}{extra}</span>{content}{calls}</div>"
         )
     refs = []
     if sample.get("reference_topics") is not None:
