@@ -20,7 +20,7 @@ ALLOWED: dict[str, set[str]] = {
     "_version": set(),
     "_text": set(),
     "schema": {"errors"},
-    "io": {"schema", "errors"},
+    "io": {"schema", "errors", "_text"},
     "integrations": {"io", "schema", "errors"},
     "judges.protocol": {"errors"},
     "judges.ensembles": {"judges.protocol", "errors"},

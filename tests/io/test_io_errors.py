@@ -131,9 +131,11 @@ def test_csv_errors_name_the_line_and_column(tmp_path: Path) -> None:
     records = list(read_records(path))
     assert [r.line for r in records] == [2, 4, 5, 6]
     assert [p for r in records for p in r.problems()] == [
-        f"{path}:4: user_input: this cell is not valid JSON (Expecting value at character 2); it "
+        f"{path}:4: user_input: this cell is not valid JSON (Expecting value at character 2): "
+        'expected a JSON list of messages such as [{"type": "human", "content": "Hi"}]; it '
         "looks like a Python repr (as Ragas's to_csv writes): export the data as JSON",
-        f"{path}:5: reference_topics: this cell is not valid JSON (Expecting value at character 2)",
+        f"{path}:5: reference_topics: this cell is not valid JSON (Expecting value at character 2)"
+        ': expected a JSON list of strings such as ["orders", "shipping"]',
         f"{path}:6: this row has 4 cells but the header has 3 columns",
     ]
 
@@ -197,7 +199,7 @@ def test_deepeval_layout_errors() -> None:
                 ]
             },
             [
-                "turns[1] (message 3 of the conversation): ToolMessage must follow an AIMessage or "
+                "turns[1] (message 4 of the conversation): ToolMessage must follow an AIMessage or "
                 "another ToolMessage."
             ],
         ),

@@ -244,7 +244,10 @@ def test_the_batch_price_is_half_the_list_price_and_the_note_counts_the_requests
     batch, note = estimate_cost({**judge, "batch": True}, usage)
     assert live == pytest.approx(sum(PRICES["gpt-4o-mini"]))
     assert batch == pytest.approx(live / 2)
-    assert note == "OpenAI batch price of gpt-4o-mini (half the list price); 4 requests by batch"
+    assert note == (
+        "OpenAI batch price of gpt-4o-mini (built-in table, half the list price); "
+        "4 requests by batch"
+    )
 
 
 def test_the_batch_judge_needs_the_cache_and_an_llm_judge(tmp_path: Path) -> None:

@@ -124,7 +124,7 @@ def test_exchange_numbers_are_the_keys_of_the_relevancy_schema() -> None:
     result = ConversationRelevancy().score_sync(SAMPLE, judge=judge)
     assert result.value == 0.5
     assert [v["exchange"] for v in result.details["verdicts"]] == [0, 1]
-    assert "exchange 1: off" in (result.reason or "")
+    assert "exchange 2: off" in (result.reason or "")  # the exchange keyed 1, from 1
     (call,) = judge.calls
     assert call.schema["properties"]["verdicts"]["required"] == ["0", "1"]
     assert set(_item(call.schema, "0")["properties"]) == {"relevant", "reason"}

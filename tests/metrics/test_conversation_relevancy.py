@@ -77,7 +77,7 @@ def test_score_counts_relevant_share_and_reason_names_misses() -> None:
     result = ConversationRelevancyMetric().score_sync(_case(4), judge=judge)
     assert result.value == 0.5
     assert result.reason == (
-        "2 of 4 replies were relevant; not relevant: exchange 1: off topic; exchange 3: off topic."
+        "2 of 4 replies were relevant; not relevant: exchange 2: off topic; exchange 4: off topic."
     )
     assert result.usage.requests == 1
 
@@ -198,7 +198,7 @@ def test_sync_mode_and_verbose_print(capsys: pytest.CaptureFixture[str]) -> None
     metric = ConversationRelevancyMetric(model=judge, async_mode=False, verbose_mode=True)
     metric.measure(_case(2))
     out = capsys.readouterr().out
-    assert "window exchanges 0..1:" in out and "-> exchange 1: not relevant: off topic" in out
+    assert "window exchanges 1..2:" in out and "-> exchange 2: not relevant: off topic" in out
 
 
 def test_prompt_snapshot() -> None:

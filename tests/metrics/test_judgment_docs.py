@@ -42,7 +42,7 @@ def test_knowledge_retention_example(llm: FaultServer) -> None:
     llm.reply(_verdicts("message", "retained", {1: True, 3: False}))
     metric = _run("knowledge-retention.md")["metric"]
     assert (metric.score, metric.is_successful()) == (0.5, False)
-    assert "message 3" in metric.reason and llm.attempts == 2
+    assert "message 4" in metric.reason and llm.attempts == 2  # user_input[3]
 
 
 def test_role_adherence_example(llm: FaultServer) -> None:
@@ -50,7 +50,7 @@ def test_role_adherence_example(llm: FaultServer) -> None:
     metric = _run("role-adherence.md")["metric"]
     assert (metric.score, metric.is_successful()) == (0.5, True)
     assert (
-        "message 3" in metric.reason and "Cards > Block" in llm.bodies[0]["messages"][1]["content"]
+        "message 4" in metric.reason and "Cards > Block" in llm.bodies[0]["messages"][1]["content"]
     )
 
 

@@ -33,13 +33,13 @@ def test_every_verdict_combination(bad: tuple[int, ...], value: float) -> None:
     assert [v["message"] for v in result.details["verdicts"]] == [3, 5]  # replies after message 2
     assert result.details["retained"] == 2 - len(bad)
     for m in bad:
-        assert f"message {m}: lost" in (result.reason or "")
+        assert f"message {m + 1}: lost" in (result.reason or "")  # user_input[m]
     assert len(judge.calls) == 2
 
 
 def test_reason_and_details_come_from_the_verdicts() -> None:
     result = KnowledgeRetention().score_sync(chat(3), judge=_judge(_facts(0, 2), (3,)))
-    assert result.reason == "2 of 3 replies kept the user's facts; not: message 3: lost."
+    assert result.reason == "2 of 3 replies kept the user's facts; not: message 4: lost."
     assert result.details["facts"] == [
         {"message": 0, "fact": "fact of 0"},
         {"message": 2, "fact": "fact of 2"},

@@ -25,4 +25,4 @@ def test_topic_adherence_example() -> None:
 def test_conversation_relevancy_example() -> None:
     metric = _run("conversation-relevancy.md")["metric"]
     assert metric.score == 0.5 and metric.is_successful() is True
-    assert metric.reason.startswith("1 of 2 replies were relevant; not relevant: exchange 0:")
+    assert metric.reason.startswith("1 of 2 replies were relevant; not relevant: exchange 1:")

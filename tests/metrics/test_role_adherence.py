@@ -37,7 +37,7 @@ def test_every_verdict_combination(bad: tuple[int, ...], value: float) -> None:
     assert result.value == pytest.approx(value)
     assert [v["in_role"] for v in result.details["verdicts"]] == [m not in bad for m in (1, 3, 5)]
     assert len(judge.calls) == 1
-    misses = "; ".join(f"message {m}: lost" for m in bad)
+    misses = "; ".join(f"message {m + 1}: lost" for m in bad)  # user_input[m]
     expected = f"{3 - len(bad)} of 3 replies stayed in role"
     assert result.reason == expected + (f"; not: {misses}" if bad else "") + "."
 

@@ -157,7 +157,7 @@ def test_accuracy_details_show_alignment_and_argument_problems() -> None:
     assert [c["name"] for c in d["unmatched_predicted"]] == ["c"]
     assert d["unmatched_reference"] == []
     assert result.value == (0.25 + 1.0) / 3
-    assert "Extra: c (#1)" in (result.reason or "")
+    assert "Extra: c (#2)" in (result.reason or "")  # calls are numbered from 1
 
 
 def test_calls_spread_over_several_ai_messages_with_tool_outputs() -> None:
@@ -324,5 +324,5 @@ def test_docs_example_runs_and_gives_the_stated_numbers() -> None:
     exec(compile(code, str(doc), "exec"), namespace)
     result = namespace["result"]
     assert result.value == (1 + 0.5) / 3
-    assert "search (#1)" in result.reason and "people" in result.reason
+    assert "search (#2)" in result.reason and "people" in result.reason
     assert ToolCallF1().score_sync(namespace["sample"]).value == 2 / (2 + 2 + 1)

@@ -70,7 +70,7 @@ def test_hallucinated_tool_and_invalid_arguments_are_named() -> None:
     assert by_keyword["pattern"]["path"] == "address.zip"
     assert by_keyword["additionalProperties"]["path"] == "(arguments)"
     assert now["errors"][0]["keyword"] == "maxProperties"
-    assert "Not an available tool: get_wether (#0)." in (result.reason or "")
+    assert "Not an available tool: get_wether (#1)." in (result.reason or "")
 
 
 def test_no_call_scores_one_and_available_tools_is_required() -> None:

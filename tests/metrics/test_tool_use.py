@@ -78,8 +78,8 @@ def test_prompt_lists_tools_and_calls_and_reason_names_problems() -> None:
     assert '- call 1: "get_weather" in message 3' in call.prompt
     assert call.inputs.calls == [0, 1]
     assert result.reason == (
-        "2 of 2 calls used a right tool. Wrong arguments: call 0: city misspelt. "
-        "Missing: book_table after message 4: the user asked to book."
+        "2 of 2 calls used a right tool. Wrong arguments: call 1: city misspelt. "
+        "Missing: book_table after message 5: the user asked to book."
     )
 
 

@@ -63,8 +63,8 @@ def test_tool_use_example_runs_without_an_api(
     printed, namespace = _run(code, capsys)
     assert printed == [
         "0.5 True",
-        "2 of 2 calls used a right tool. Wrong arguments: call 0: city misspelt. "
-        "Missing: book_table after message 4: the user asked to book.",
+        "2 of 2 calls used a right tool. Wrong arguments: call 1: city misspelt. "
+        "Missing: book_table after message 5: the user asked to book.",
         "1",
     ]
     assert printed == _commented_output(code)

@@ -60,8 +60,8 @@ def test_strict_details_name_out_of_order_missing_extra() -> None:
     assert [m["name"] for m in d["missing"]] == ["d"]
     assert [m["name"] for m in d["extra"]] == ["c"]
     assert len(d["out_of_order"]) == 1
-    assert "Missing: d (#2)" in (result.reason or "")
-    assert "Extra: c (#2)" in (result.reason or "")
+    assert "Missing: d (#3)" in (result.reason or "")  # calls are numbered from 1
+    assert "Extra: c (#3)" in (result.reason or "")
 
 
 def test_mismatched_call_names_each_differing_argument_path() -> None:

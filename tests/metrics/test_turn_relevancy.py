@@ -31,7 +31,7 @@ def test_default_window_is_ten_and_chunks_hold_twenty_exchanges() -> None:
     assert judge.calls[0].inputs.windows[11] == (11, 2)
     assert judge.calls[1].inputs.windows == [(20, 11)]
     assert result.value == 20 / 21
-    assert result.reason == "20 of 21 replies were relevant; not relevant: exchange 11: off."
+    assert result.reason == "20 of 21 replies were relevant; not relevant: exchange 12: off."
 
 
 def test_same_step_as_conversation_relevancy_but_its_own_column() -> None:

@@ -27,7 +27,7 @@ def test_mapping_to_a_score(kind: str, first: int | None, value: float) -> None:
     result = UserFrustration().score_sync(chat(3), judge=judge)
     assert result.value == value and len(judge.calls) == 1
     assert (result.details["frustration"], result.details["first_message"]) == (kind, first)
-    where = f" (first shows in message {first})" if first is not None else ""
+    where = f" (first shows in message {first + 1})" if first is not None else ""
     assert result.reason == f"frustration: {kind}{where}: because"
 
 

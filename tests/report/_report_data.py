@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from convoeval import (
     AIMessage,
@@ -15,6 +15,7 @@ from convoeval import (
     evaluate,
 )
 from convoeval.judges import FakeJudge, JudgeError
+from convoeval.metrics import Ask, Metric, MetricResult
 from convoeval.metrics.conversation_relevancy import VERDICTS
 from convoeval.runner import EvaluationResult
 
@@ -143,5 +144,52 @@ def many_results(directory: Path, count: int) -> EvaluationResult:
         ["tool_call_accuracy", "conversation_relevancy"],
         judge=FakeJudge({VERDICTS.name: _relevancy}),
         output=directory / "many.jsonl",
+        show_progress=False,
+    )
+
+
+#: Twelve results columns, named as metrics are (the longest names of the registry).
+WIDE_METRICS = (
+    "agent_goal_accuracy_with_reference",
+    "conversation_completeness",
+    "conversation_relevancy",
+    "knowledge_retention",
+    "agent_goal_accuracy",
+    "tool_call_accuracy",
+    "tool_schema_check",
+    "trajectory_match",
+    "user_frustration",
+    "topic_adherence",
+    "role_adherence",
+    "turn_relevancy",
+)
+
+
+class FixedScore(Metric):
+    """Test metric (not registered): a column of its own name scoring 0.1 * (record % 11)."""
+
+    name: ClassVar[str] = "fixed"
+    default_threshold: ClassVar[float | None] = 0.5
+
+    def __init__(self, column: str) -> None:
+        super().__init__()
+        setattr(self, "name", column)  # noqa: B010  (a per-instance results column)
+
+    async def _score(self, sample: MultiTurnSample, ask: Ask) -> MetricResult:
+        return MetricResult(round(0.1 * (int(str(sample.id)) % 11), 3), "fixed")
+
+
+def wide_results(directory: Path, records: int = 5) -> EvaluationResult:
+    """`records` short conversations scored by twelve metric columns (`WIDE_METRICS`), read
+    from a data file given by a relative path (`directory` is the working directory)."""
+    path = directory / "wide.jsonl"
+    with path.open("w", encoding="utf-8") as handle:
+        for i in range(records):
+            turns = [HumanMessage(content=f"question {i}"), AIMessage(content=f"answer {i}")]
+            handle.write(MultiTurnSample(user_input=turns, id=str(i)).model_dump_json() + "\n")
+    return evaluate(
+        "wide.jsonl",
+        [FixedScore(name) for name in WIDE_METRICS],
+        output=directory / "wide.results.jsonl",
         show_progress=False,
     )

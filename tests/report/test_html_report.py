@@ -76,7 +76,7 @@ def test_bidi_controls_in_names_are_shown_and_every_data_string_is_isolated(
     # ... it shows as a visible escape, isolated, in the transcript, the tables and the reasons.
     assert "<bdi>refund\\u202e</bdi>" in shown
     assert "<bdi>bidi\\u202eid</bdi>" in shown
-    assert "refund\\u202e (#0 vs expected #0) scored 0" in shown
+    assert "refund\\u202e (#1 vs expected #1) scored 0" in shown
     # Message text keeps its characters but sits in its own isolate.
     assert "<bdi>refund order 8</bdi>" in shown
 

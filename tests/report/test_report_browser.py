@@ -5,6 +5,7 @@ request at all. Each test keeps a screenshot under its tmp dir and prints the pa
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,11 @@ from _report_data import (
     POLICY,
     SCORES,
     SCRIPT,
+    WIDE_METRICS,
     feature_results,
     hostile_results,
     many_results,
+    wide_results,
 )
 
 from convoeval.report import write_report
@@ -76,9 +79,9 @@ def browser() -> Iterator[Any]:
 class Opened:
     """A report open in a page, recording requests, dialogs and script errors."""
 
-    def __init__(self, browser: Any, report: Path) -> None:
+    def __init__(self, browser: Any, report: Path, width: int = 1280) -> None:
         self.url = report.resolve().as_uri()
-        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
+        self.page = browser.new_page(viewport={"width": width, "height": 900})
         self.requests: list[str] = []
         self.dialogs: list[str] = []
         self.errors: list[str] = []
@@ -154,7 +157,7 @@ def test_bidi_nested_differences_f1_metadata_and_nothing_scored(
     bidi = 'details.conv[data-index="1"]'
     # Text after a tool name holding U+202E still reads left to right, in the call line and in
     # the reason that quotes the name; the name shows the control character as \\u202e.
-    for needle in ('{"order": "8"}', "(#0 vs expected #0) scored 0"):
+    for needle in ('{"order": "8"}', "(#1 vs expected #1) scored 0"):
         xs = page.evaluate(LAYOUT, [bidi, needle])
         assert xs is not None and xs == sorted(xs) and len(set(xs)) == len(xs), (needle, xs)
     body = page.locator(bidi).inner_text()
@@ -224,4 +227,48 @@ def test_search_filters_and_paging_past_a_few_hundred_rows(tmp_path: Path, brows
     row.locator("summary").click()
     assert "the judge went away" in row.inner_text()
     opened.shot(tmp_path / "filtered.png")
+    opened.close()
+
+
+#: Per column header of the conversations list: its text, how many lines it takes (its text's
+#: client rects) and whether its text overflows its cell.
+HEADERS = """() => Array.from(document.querySelectorAll('.conv-head [data-sort]')).map(h => {
+  const range = document.createRange();
+  range.selectNodeContents(h);
+  const lines = new Set(Array.from(range.getClientRects()).map(r => Math.round(r.top)));
+  return [h.textContent, lines.size, h.scrollWidth > h.clientWidth + 1];
+})"""
+
+
+def test_twelve_metrics_fit_a_1400px_window(
+    tmp_path: Path, browser: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the data is given by a relative path
+    result = wide_results(tmp_path)
+    opened = Opened(browser, write_report(result, tmp_path / "wide.html"), width=1400)
+    page = opened.page
+    # The page never scrolls sideways: the conversations list scrolls inside its own frame.
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+    frame = page.evaluate(
+        "(() => { const f = document.getElementById('conversations');"
+        " return [f.scrollWidth, f.clientWidth, getComputedStyle(f).overflowX]; })()"
+    )
+    assert frame[0] > frame[1] and frame[2] == "auto", frame
+    # Every metric's header is its whole name on one line, not cut or broken at an underscore.
+    headers = {text: (lines, cut) for text, lines, cut in page.evaluate(HEADERS)}
+    for metric in WIDE_METRICS:
+        assert headers[metric] == (1, False), (metric, headers.get(metric))
+    # The data path is shown as it was given, not as this machine's absolute path.
+    meta = page.locator("dl.meta").inner_text()
+    assert "wide.jsonl" in meta and str(tmp_path) not in page.content()
+    # Each histogram names its axes and labels its counts (5 records: small counts).
+    texts = "els => els.map(e => e.textContent)"
+    for metric in WIDE_METRICS:
+        hist = page.locator(".hist").filter(
+            has=page.locator("h3", has_text=re.compile(metric + "$"))
+        )
+        labels = hist.locator("svg text").evaluate_all(texts)
+        assert "score" in labels and "records" in labels, (metric, labels)
+        assert "0" in labels and "1" in labels, (metric, labels)  # the x range and counts
+    opened.shot(tmp_path / "wide.png")
     opened.close()

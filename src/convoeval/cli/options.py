@@ -1,8 +1,8 @@
 """The options the commands share, in one place: how DATA is read (`--format`, `--messages-field`,
-`--field`), `--trials`, the judge options and the engine options as one decorator each, and the
-parsing click cannot do alone: `METRIC=X` pairs, `--field NAME=PATH`, `--reference-topics T ...`
-(several values, or `@FILE`), the default name of the results file, and `--concurrency` as
-the limit of each endpoint.
+`--field`), `--trials`, `--price`, the judge options and the engine options as one decorator
+each, and the parsing click cannot do alone: `METRIC=X` pairs, `--field NAME=PATH`, `--price
+MODEL=INPUT,OUTPUT`, `--reference-topics T ...` (several values, or `@FILE`), the default name
+of the results file, and `--concurrency` as the limit of each endpoint.
 """
 
 from __future__ import annotations
@@ -40,6 +40,14 @@ FIELD_OPTION = click.option(
     help="Read a sample field from a dotted path, e.g. "
     "reference_tool_calls=info.task.actions (repeatable).",
 )
+PRICE_OPTION = click.option(
+    "--price",
+    "prices",
+    multiple=True,
+    metavar="MODEL=INPUT,OUTPUT",
+    help="The judge model's price in USD per million tokens, input then output, for the cost "
+    "estimate, e.g. gpt-4o-mini=0.15,0.60 (repeatable; wins over the built-in OpenAI prices).",
+)
 TRIALS_OPTION = click.option(
     "--trials",
     default=None,
@@ -65,6 +73,22 @@ def pairs(values: tuple[str, ...], option: str) -> dict[str, float]:
         if not sep or not name.strip():
             raise click.BadParameter(f"expected METRIC=NUMBER, got {value!r}", param_hint=option)
     return out
+
+
+def parse_prices(values: tuple[str, ...]) -> dict[str, tuple[float, float]] | None:
+    """Parse repeated `--price MODEL=INPUT,OUTPUT` options (a usage error names the option)."""
+    from convoeval.errors import UsageError
+    from convoeval.judges.pricing import parse_price
+
+    out: dict[str, tuple[float, float]] = {}
+    for value in values:
+        try:
+            model, price = parse_price(value)
+        except UsageError as exc:
+            message = str(exc).removeprefix("--price: ")
+            raise click.BadParameter(message, param_hint="--price") from None
+        out[model] = price
+    return out or None
 
 
 def fields(values: tuple[str, ...]) -> dict[str, str] | None:

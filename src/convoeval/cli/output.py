@@ -110,7 +110,16 @@ def print_notes(result: EvaluationResult) -> None:
             click.echo(f"skipping {names[0]}: {why}", err=True)
         else:
             click.echo(f"skipping {len(names)} metrics, each {why}: {', '.join(names)}", err=True)
-    if meta.get("skipped_metrics"):
+    partial: dict[str, list[str]] = {}
+    for name, why in meta.get("partial_metrics", {}).items():
+        partial.setdefault(why, []).append(name)
+    for why, names in partial.items():
+        click.echo(
+            f"scoring {', '.join(names)} on the records that set "
+            f"{'its' if len(names) == 1 else 'their'} fields: {why}",
+            err=True,
+        )
+    if meta.get("skipped_metrics") or partial:
         click.echo(f"metrics: {', '.join(result.metric_names)}", err=True)
     invalid = meta.get("invalid", [])
     if invalid:

@@ -7,7 +7,9 @@ from pathlib import Path
 import click
 
 from convoeval.cli.options import (
+    PRICE_OPTION,
     TRIALS_OPTION,
+    parse_prices,
 )
 from convoeval.cli.output import (
     fail,
@@ -26,7 +28,8 @@ from convoeval.cli.output import (
     help="HTML file to write (default: RESULTS with .html).",
 )
 @TRIALS_OPTION
-def report(results: Path, output: Path | None, trials: str | None) -> None:
+@PRICE_OPTION
+def report(results: Path, output: Path | None, trials: str | None, prices: tuple[str, ...]) -> None:
     """Render the HTML report of a saved results file (it reads the rows and the sidecar meta)."""
     from convoeval.errors import ConvoevalError
     from convoeval.report import write_report
@@ -34,8 +37,9 @@ def report(results: Path, output: Path | None, trials: str | None) -> None:
     from convoeval.runner._lock import check_writable
 
     target = output or results.with_suffix(".html")
+    given_prices = parse_prices(prices)
     try:
-        result = EvaluationResult.from_file(results)
+        result = EvaluationResult.from_file(results, prices=given_prices)
         check_writable(target, "report")
         summary = trials_of(result, trials)
         write_report(result, target, trials=summary)

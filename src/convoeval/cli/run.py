@@ -16,6 +16,7 @@ from convoeval.cli.options import (
     GATE_OPTION,
     JUDGE_OPTIONS,
     MESSAGES_FIELD_OPTION,
+    PRICE_OPTION,
     REPEAT_OPTION,
     TRIALS_OPTION,
     Greedy,
@@ -23,6 +24,7 @@ from convoeval.cli.options import (
     engine_options,
     gate_mode,
     pairs,
+    parse_prices,
     reading_options,
     share_endpoint_limit,
 )
@@ -56,6 +58,7 @@ from convoeval.cli.output import (
     "judge support.",
 )
 @JUDGE_OPTIONS
+@PRICE_OPTION
 @FORMAT_OPTION
 @MESSAGES_FIELD_OPTION
 @FIELD_OPTION
@@ -142,6 +145,7 @@ def run(
     max_concurrency: int | None,
     no_cache: bool,
     batch: bool,
+    prices: tuple[str, ...],
     thresholds: tuple[str, ...],
     fail_under: tuple[str, ...],
     gate_spec: str,
@@ -170,12 +174,15 @@ def run(
     from convoeval.engines.ray.engine import RayWorkersLost
     from convoeval.errors import ConvoevalError, one_spelling
     from convoeval.judges import JudgeAuthError, resolve_judge
+    from convoeval.judges.offline.loading import quiet_loading
     from convoeval.runner import evaluate
     from convoeval.runner._lock import check_writable
     from convoeval.runner._plan import build_metrics, check_gates, metric_ranges
     from convoeval.stats.trials import parse_trials_option
 
+    quiet_loading(quiet)  # -q: no "loading the offline judge" line either
     limits = pairs(thresholds, "--threshold")
+    given_prices = parse_prices(prices)
     gates = pairs(fail_under, "--fail-under")
     mode, pass_rate = gate_mode(gate_spec)
     target = output or default_output(data)
@@ -220,6 +227,7 @@ def run(
             retry_failed=retry_failed,
             thresholds=limits,
             repeat=repeat,
+            prices=given_prices,
             show_progress=not quiet,
             **reading_options(
                 layout, messages_field, field_paths, limit, skip_invalid, reference_topics

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from convoeval._text import nth
 from convoeval.schema.cases import SAMPLE_KEY, ConversationalTestCase, ModelTestCase, Turn
 from convoeval.schema.errors import describe_errors
 from convoeval.schema.sample import MultiTurnSample
@@ -134,6 +135,7 @@ def _renamed(line: str, turns: list[Turn] | list[ModelTestCase]) -> str:
     for index, turn in enumerate(turns):
         size = len(turn.to_messages()) if isinstance(turn, ModelTestCase) else 1
         if position < start + size:
-            return f"turns[{index}] (message {position} of the conversation)" + line[match.end() :]
+            where = f"turns[{index}] (message {nth(position)} of the conversation)"
+            return where + line[match.end() :]
         start += size
     return line

@@ -28,6 +28,10 @@ TRACES_ARE_JSON = (
     "--format otel reads trace exports as OTLP JSON (.json) or JSON lines (.jsonl, .ndjson), "
     "also gzipped"
 )
+#: The keys under which a .json file's one object may hold the records (`{"data": [...]}`).
+WRAPPER_KEYS = ("data", "records", "conversations", "samples")
+#: Keys that make an object one record (a conversation or a logged call), never a wrapper.
+_RECORD_KEYS = frozenset({"user_input", "messages", "turns", "request"})
 #: The problem of a data file that holds no record at all.
 NO_RECORDS = "no records: the file holds no conversation (nothing to check or score)"
 #: (line or position, parsed record, problems found before conversion,
@@ -61,11 +65,14 @@ def read_records(
     source = os.fspath(path)
     kind, compressed = file_kind(source)
     check_readable(source)
+    wrapper: list[str] = []  # the key of a .json file's list of records, once it is read
     if format == "otel" and kind not in ("jsonl", "json"):
         raise DataFileError(source, TRACES_ARE_JSON)
     if format == "otel" and options is not None:
         raise OptionError("--messages-field and --field do not apply to --format otel")
-    return _records(source, _rows(source, kind, compressed), format, kind, options)
+    return _records(
+        source, _rows(source, kind, compressed, wrapper), format, kind, options, wrapper
+    )
 
 
 def read_objects(path: str | os.PathLike[str]) -> Iterator[tuple[str, Any, list[str]]]:
@@ -77,18 +84,19 @@ def read_objects(path: str | os.PathLike[str]) -> Iterator[tuple[str, Any, list[
     source = os.fspath(path)
     kind, compressed = file_kind(source)
     check_readable(source)
-    for line, data, problems, checked in _rows(source, kind, compressed):
+    for line, data, problems, checked in _rows(source, kind, compressed, []):
         found = problems or ([] if checked else problems_of(data))
         where = Record(source, line, None, element=kind == "json").where
         yield where, None if found else data, found
 
 
-def _rows(source: str, kind: str, compressed: bool) -> Iterator[_Row]:
-    """The parsed records of a file of this kind, with the problems found while parsing."""
+def _rows(source: str, kind: str, compressed: bool, wrapper: list[str]) -> Iterator[_Row]:
+    """The parsed records of a file of this kind, with the problems found while parsing
+    (`wrapper` names the key of a .json file's list of records once it is read)."""
     if kind == "jsonl":
         return _jsonl_rows(source, compressed)
     if kind == "json":
-        return _json_rows(source, compressed)
+        return _json_rows(source, compressed, wrapper)
     if kind == "csv":
         return _csv_rows(source, compressed)
     from convoeval.io.parquet_io import parquet_rows
@@ -123,12 +131,18 @@ def _samples(records: Iterator[Record]) -> Iterator[MultiTurnSample]:
 
 
 def _records(
-    source: str, rows: Iterator[_Row], format: str, kind: str, options: Remap | None
+    source: str,
+    rows: Iterator[_Row],
+    format: str,
+    kind: str,
+    options: Remap | None,
+    wrapper: list[str],
 ) -> Iterator[Record]:
     """Convert parsed rows into Records (problems found while parsing win); a file without a
     single record raises `DataFileError` at the end: there is nothing to check or score. A
     trace export (`format="otel"`, or "auto" when its first record is one) is read whole by
-    `io.otel`, which groups its spans into conversations."""
+    `io.otel`, which groups its spans into conversations. The records of a .json file that
+    wraps them (`wrapper` names the key once the first row is read) are placed as `KEY[i]`."""
     element = kind == "json"
     if format in ("auto", "otel") and kind in ("jsonl", "json"):
         first = next(rows, None)
@@ -141,10 +155,12 @@ def _records(
     for line, data, problems, checked in rows:
         empty = False
         if problems:
-            yield Record(source, line, None, problems, element=element)
+            at = f"{wrapper[0]}[{line - 1}]" if wrapper else None
+            yield Record(source, line, None, problems, element=element, at=at)
             continue
         sample, errors, layout = convert_parsed(data, format, options, checked=checked)
-        yield Record(source, line, sample, errors, layout, element)
+        at = f"{wrapper[0]}[{line - 1}]" if wrapper else None
+        yield Record(source, line, sample, errors, layout, element, at)
     if empty:
         raise DataFileError(source, NO_RECORDS)
 
@@ -190,9 +206,10 @@ def _lines(handle: IO[AnyStr]) -> Iterator[AnyStr | None]:
         yield None
 
 
-def _json_rows(source: str, compressed: bool) -> Iterator[_Row]:
+def _json_rows(source: str, compressed: bool, wrapper: list[str]) -> Iterator[_Row]:
     """The elements of a JSON array (the file is read whole, its elements parsed one at a time);
-    a single object counts as one record. A bad element is reported by its index."""
+    a single object counts as one record, unless it wraps the records (`wrapped`). A bad
+    element is reported by its index."""
     try:
         with open_text(source, compressed, "r") as handle:
             text = handle.read()
@@ -203,6 +220,13 @@ def _json_rows(source: str, compressed: bool) -> Iterator[_Row]:
     try:
         elements = strict_json.array_elements(text)
         for position, (item, problem, shallow) in enumerate(elements, start=1):
+            if position == 1 and problem is None and text.lstrip("\ufeff \t\r\n")[:1] == "{":
+                key, records, problem = wrapped(item)
+                if key is not None:  # the one object wraps the records: read those
+                    wrapper.append(key)
+                    for place, record in enumerate(records, start=1):
+                        yield place, record, [], shallow
+                    return
             yield position, item, [problem] if problem else [], shallow
     except json.JSONDecodeError as exc:
         at = f"[{exc.element}]: " if isinstance(exc, strict_json.ElementError) else ""
@@ -211,6 +235,30 @@ def _json_rows(source: str, compressed: bool) -> Iterator[_Row]:
         ) from exc
     except strict_json.StrictJSONError as exc:
         raise DataFileError(source, str(exc)) from exc
+
+
+def wrapped(value: Any) -> tuple[str | None, list[Any], str | None]:
+    """For the one object of a .json file: (key, records) when it wraps its records under one of
+    `WRAPPER_KEYS`; else the problem of an object that holds a list of objects under another key
+    (it is a wrapper, not a conversation); else nothing (a record, or a trace export)."""
+    if not isinstance(value, Mapping) or _RECORD_KEYS & value.keys() or is_trace(value):
+        return None, [], None
+    for key in WRAPPER_KEYS:
+        if isinstance(value.get(key), list):
+            return key, value[key], None
+    for key, items in value.items():
+        if isinstance(items, list) and items and all(isinstance(i, Mapping) for i in items):
+            names = ", ".join(repr(k) for k in WRAPPER_KEYS[:-1]) + f" or {WRAPPER_KEYS[-1]!r}"
+            return (
+                None,
+                [],
+                (
+                    f"this file is one JSON object whose {str(key)!r} holds a list of {len(items)} "
+                    f"objects, not a conversation: name that list {names} to read its objects as "
+                    "the records, or save the list alone as a JSON array"
+                ),
+            )
+    return None, [], None
 
 
 def _csv_rows(source: str, compressed: bool) -> Iterator[_Row]:

@@ -3,8 +3,9 @@ layout.
 
 The layout is detected per record from its conversation key: `user_input` (Ragas), `messages`
 (OpenAI chat, or LangChain when its first message is a serialised LangChain message with
-`type`/`data` or `lc` and no `role`) or `turns` (DeepEval); `format=` forces one. Problems come
-back as `path: what is wrong` lines, never as silent drops.
+`type`/`data` or `lc` and no `role`) or `turns` (DeepEval); a logged chat-completions call
+(`request.messages` and `response.choices`, `io.chat_log`) is read as the OpenAI chat layout.
+`format=` forces one. Problems come back as `path: what is wrong` lines, never as silent drops.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Literal, cast
 from pydantic import ValidationError
 
 from convoeval.io._convert import kind as json_kind
+from convoeval.io.chat_log import from_chat_log, is_chat_log, log_paths
 from convoeval.io.deepeval_layout import deepeval_to_sample, sample_to_deepeval
 from convoeval.io.errors import ConversionError, DataError, OptionError
 from convoeval.io.langchain_layout import from_langchain_dicts, is_langchain_dicts
@@ -135,12 +137,22 @@ def convert_parsed(
         data, problems = remap(data, options, format)
         if problems:
             return None, problems, None
+    logged = None  # a logged call: how many messages its request held
+    if format in ("auto", "openai") and is_chat_log(data):
+        asked = data["request"]["messages"]
+        logged = len(asked) if isinstance(asked, list) else 0
+        record, problems = from_chat_log(data)
+        if record is None:
+            return None, problems, None
+        data = record
     layout, problems = _layout_of(data, format)
     if layout is None:
         return None, problems, None
     sample, problems = _converted_record(data, layout)
     if sample is not None and not checked:
         problems = sample_problems(sample)
+    if logged is not None:
+        problems = log_paths(problems, logged)
     return (None if problems else sample), problems, layout
 
 
@@ -219,8 +231,14 @@ def _layout_of(data: Mapping[str, Any], format: str) -> tuple[Layout | None, lis
     expected = ", ".join(f"'{_KEY[lay]}' ({_NAME[lay]})" for lay in LAYOUTS)
     if not found:
         keys = ", ".join(repr(str(k)) for k in data) or "none"
+        log = (
+            "; a chat-completions log is read when its 'request' holds 'messages'"
+            if "request" in data
+            else ""
+        )
         return None, [
             f"{UNKNOWN_LAYOUT}: a record needs one of the keys {expected}; it has: {keys}"
+            + log
             + messages_hint(data)
         ]
     both = " and ".join(f"'{_KEY[lay]}' ({_NAME[lay]})" for lay in found)

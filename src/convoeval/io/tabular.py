@@ -5,6 +5,7 @@ dicts are JSON text; `id`, `reference` and the other single strings (`chatbot_ro
 `expected_outcome`, `user_description`) are plain text. An absent field is an empty cell (CSV) or
 a null (Parquet, pandas), so rows with different fields share one fixed set of columns. Reading
 also accepts `messages`/`turns` columns (OpenAI and DeepEval layouts) and native nested values.
+A JSON cell that does not hold its column's shape (`JSON_SHAPES`) says which shape it expects.
 One loss is inherent to CSV: an empty-string text field (`reference`, `id`, ...) reads back as
 absent (Parquet and pandas keep it, since they have real nulls).
 """
@@ -16,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from convoeval.io import strict_json
+from convoeval.io._convert import kind as json_kind
 from convoeval.schema.sample import MultiTurnSample
 
 #: The columns written for a sample, in this order.
@@ -37,24 +39,35 @@ COLUMNS = (
 TEXT_COLUMNS = frozenset(
     {"id", "reference", "chatbot_role", "scenario", "expected_outcome", "user_description"}
 )
+_TOOL = '{"type": "function", "function": {"name": "get_order", "parameters": {"type": "object"}}}'
+#: The JSON each column's cells hold: its kind, and how to say it with an example (errors).
+JSON_SHAPES: dict[str, tuple[type, str]] = {
+    "user_input": (list, 'a JSON list of messages such as [{"type": "human", "content": "Hi"}]'),
+    "messages": (list, 'a JSON list of messages such as [{"role": "user", "content": "Hi"}]'),
+    "turns": (list, 'a JSON list of turns such as [{"role": "user", "content": "Hi"}]'),
+    "reference_tool_calls": (
+        list,
+        'a JSON list of tool calls such as [{"name": "get_order", "args": {"order_id": "A1"}}]',
+    ),
+    "reference_topics": (list, 'a JSON list of strings such as ["orders", "shipping"]'),
+    "rubrics": (
+        dict,
+        'a JSON object of score levels such as {"score1_description": "wrong", '
+        '"score5_description": "right"}',
+    ),
+    "metadata": (dict, 'a JSON object such as {"source": "web"}'),
+    "additional_metadata": (dict, 'a JSON object such as {"source": "web"}'),
+    "context": (list, 'a JSON list of strings such as ["Returns are free for 30 days."]'),
+    "available_tools": (list, f"a JSON list of tool specs such as [{_TOOL}]"),
+    "tools": (list, f"a JSON list of tool specs such as [{_TOOL}]"),
+    "functions": (
+        list,
+        'a JSON list of function specs such as [{"name": "get_order", "parameters": {}}]',
+    ),
+    "parallel_tool_calls": (bool, "true or false"),
+}
 #: Columns whose string cells are decoded as JSON when read (other columns are taken as text).
-JSON_COLUMNS = frozenset(
-    {
-        "user_input",
-        "messages",
-        "turns",
-        "reference_tool_calls",
-        "reference_topics",
-        "rubrics",
-        "metadata",
-        "additional_metadata",
-        "context",
-        "available_tools",
-        "tools",
-        "functions",
-        "parallel_tool_calls",
-    }
-)
+JSON_COLUMNS = frozenset(JSON_SHAPES)
 
 
 def sample_to_row(sample: MultiTurnSample) -> dict[str, str | None]:
@@ -98,6 +111,10 @@ def row_to_record(
                 continue
             if value is None:
                 continue
+            kind, shape = JSON_SHAPES[column]
+            if not isinstance(value, kind):
+                problems.append(f"{column}: expected {shape}, got {json_kind(value)}")
+                continue
         elif isinstance(value, str) and not value and empty_is_absent:
             continue
         record[column] = value
@@ -107,6 +124,7 @@ def row_to_record(
 def _json_problem(column: str, value: str, exc: json.JSONDecodeError) -> str:
     """Say which cell is not JSON (with a hint for Ragas's Python-repr CSV cells)."""
     text = f"{column}: this cell is not valid JSON ({exc.msg} at character {exc.pos + 1})"
+    text += f": expected {JSON_SHAPES[column][1]}"
     if value.lstrip().startswith(("[{'", "{'", "['")) or "HumanMessage(" in value:
         text += "; it looks like a Python repr (as Ragas's to_csv writes): export the data as JSON"
     return text

@@ -13,6 +13,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from convoeval._text import nth
 from convoeval.schema import ToolCall
 
 #: A user comparator: (argument name, predicted value, reference value) -> score in [0, 1].
@@ -266,3 +267,8 @@ def max_weight_matching(weights: list[list[float]]) -> list[tuple[int, int]]:
 def describe_call(call: ToolCall, index: int) -> dict[str, Any]:
     """A JSON-ready description of a call for details: its index, name and arguments."""
     return {"index": index, "name": call.name, "args": call.args}
+
+
+def named_calls(calls: Sequence[Mapping[str, Any]], key: str = "index") -> str:
+    """Described calls for a reason, `name (#N)` each, N counted from 1 (`nth`)."""
+    return ", ".join(f"{c['name']} (#{nth(c[key])})" for c in calls)

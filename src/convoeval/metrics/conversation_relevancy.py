@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
+from convoeval._text import nth
 from convoeval.judges.protocol.base import Judge
 from convoeval.judges.protocol.step import OfflineKit, Step, StepInput, Window
 from convoeval.metrics._base import Ask, Metric, MetricResult, concurrently
@@ -197,11 +198,11 @@ class ConversationRelevancy(Metric):
     def _print(self, exchanges: list[Exchange], verdicts: list[RelevancyVerdict]) -> None:
         for verdict in verdicts:
             start = max(0, verdict.exchange - self.window_size + 1)
-            print(f"window exchanges {start}..{verdict.exchange}:")
+            print(f"window exchanges {nth(start)}..{nth(verdict.exchange)}:")
             for e in exchanges[start : verdict.exchange + 1]:
                 print(f"  user: {e.input}\n  assistant: {e.reply.content if e.reply else ''}")
             mark = "relevant" if verdict.relevant else f"not relevant: {verdict.reason}"
-            print(f"  -> exchange {verdict.exchange}: {mark}")
+            print(f"  -> exchange {nth(verdict.exchange)}: {mark}")
 
 
 @facade_of(ConversationRelevancy)
@@ -255,6 +256,8 @@ def _render(sample: MultiTurnSample, shown: list[Exchange]) -> str:
 def _reason(verdicts: list[RelevancyVerdict], relevant: int) -> str:
     text = f"{relevant} of {len(verdicts)} replies were relevant"
     misses = [
-        f"exchange {v.exchange}: {v.reason or 'not relevant'}" for v in verdicts if not v.relevant
+        f"exchange {nth(v.exchange)}: {v.reason or 'not relevant'}"
+        for v in verdicts
+        if not v.relevant
     ]
     return text + ("; not relevant: " + "; ".join(misses) if misses else "") + "."

@@ -128,6 +128,17 @@ class ConversationalCriteria(JudgedConversation):
             "evaluation_params": self.evaluation_params,
         }
 
+    @property
+    def needs_option(self) -> str | None:
+        """What this metric cannot run without (no criteria, no steps), or None: a run that
+        picks its metrics from the data leaves it out, saying this."""
+        if self.criteria or self.evaluation_steps:
+            return None
+        return (
+            "needs criteria, which only you can give (-m conversational_geval:criteria=..., "
+            "or ConversationalGEval(criteria=...) in Python)"
+        )
+
     def missing_fields(self, sample: MultiTurnSample) -> list[str]:
         """The conversation, and every case field named in `evaluation_params`."""
         named = [p for p in self.evaluation_params if p in CASE_FIELDS]

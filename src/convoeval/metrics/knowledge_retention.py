@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
+from convoeval._text import nth
 from convoeval.judges.protocol.step import Step, StepInput
 from convoeval.metrics._base import Ask, MetricResult
 from convoeval.metrics._conversation import (
@@ -148,7 +149,9 @@ class KnowledgeRetention(JudgedConversation):
         )
         kept = sum(v.retained for v in verdicts)
         misses = [
-            f"message {v.message}: {v.reason or 'lost a fact'}" for v in verdicts if not v.retained
+            f"message {nth(v.message)}: {v.reason or 'lost a fact'}"
+            for v in verdicts
+            if not v.retained
         ]
         details = {
             "facts": rows,

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
+from convoeval._text import nth
 from convoeval.judges.protocol.step import Step, StepInput
 from convoeval.metrics._base import Ask, MetricResult
 from convoeval.metrics._conversation import (
@@ -103,7 +104,9 @@ class RoleAdherence(JudgedConversation):
         verdicts = sorted((v for a in answers for v in a.verdicts), key=lambda v: v.message)
         kept = sum(v.in_role for v in verdicts)
         misses = [
-            f"message {v.message}: {v.reason or 'out of role'}" for v in verdicts if not v.in_role
+            f"message {nth(v.message)}: {v.reason or 'out of role'}"
+            for v in verdicts
+            if not v.in_role
         ]
         details = {
             "verdicts": [v.model_dump() for v in verdicts],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from convoeval._text import nth
 from convoeval.metrics._base import Ask, Metric, MetricResult
 from convoeval.metrics._registry import register
 from convoeval.metrics._tool_calls import (
@@ -18,6 +19,7 @@ from convoeval.metrics._tool_calls import (
     align_any_order,
     align_in_order,
     describe_call,
+    named_calls,
     pair_score,
 )
 from convoeval.schema import MultiTurnSample, ToolCall
@@ -110,10 +112,6 @@ _PROBLEMS = {
 }
 
 
-def _names(calls: list[dict[str, Any]]) -> str:
-    return ", ".join(f"{c['name']} (#{c['index']})" for c in calls)
-
-
 def _reason(details: dict[str, Any], total: float, value: float) -> str:
     matches = details["matches"]
     exact = sum(1 for m in matches if m["score"] == 1.0)
@@ -127,12 +125,12 @@ def _reason(details: dict[str, Any], total: float, value: float) -> str:
             problems = [
                 f"{text} {', '.join(m[label])}" for label, text in _PROBLEMS.items() if label in m
             ]
-            where = f"{m['name']} (#{m['predicted']} vs expected #{m['reference']})"
+            where = f"{m['name']} (#{nth(m['predicted'])} vs expected #{nth(m['reference'])})"
             parts.append(f"{where} scored {m['score']:.3g}: " + "; ".join(problems) + ".")
     if details["unmatched_reference"]:
-        parts.append(f"Missing: {_names(details['unmatched_reference'])}.")
+        parts.append(f"Missing: {named_calls(details['unmatched_reference'])}.")
     if details["unmatched_predicted"]:
-        parts.append(f"Extra: {_names(details['unmatched_predicted'])}.")
+        parts.append(f"Extra: {named_calls(details['unmatched_predicted'])}.")
     denominator = max(details["predicted_calls"], details["reference_calls"])
     parts.append(f"Score {total:.4g} / {denominator} = {value:.4g}.")
     return " ".join(parts)

@@ -19,7 +19,7 @@ import referencing.exceptions
 
 from convoeval.metrics._base import Ask, Metric, MetricResult
 from convoeval.metrics._registry import register
-from convoeval.metrics._tool_calls import describe_call
+from convoeval.metrics._tool_calls import describe_call, named_calls
 from convoeval.schema import MultiTurnSample
 from convoeval.schema.tools import ToolSpec
 
@@ -154,11 +154,11 @@ def _short(text: str) -> str:
 def _reason(details: dict[str, Any], checked: int) -> str:
     parts = [f"{details['valid']} of {checked} checked calls are valid."]
     if details["hallucinated"]:
-        names = ", ".join(f"{c['name']} (#{c['index']})" for c in details["hallucinated"][:10])
+        names = named_calls(details["hallucinated"][:10])
         parts.append(f"Not an available tool: {names}.")
     for call in details["invalid"][:10]:
         first = call["errors"][0]
-        parts.append(f"{call['name']} (#{call['index']}) {first['path']}: {first['message']}.")
+        parts.append(f"{named_calls([call])} {first['path']}: {first['message']}.")
     if details["unchecked"]:
         parts.append(f"{len(details['unchecked'])} calls not checked (see details).")
     return " ".join(parts)

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
+from convoeval._text import nth
 from convoeval.judges.protocol.base import Judge
 from convoeval.judges.protocol.step import Step, StepInput
 from convoeval.metrics._base import Ask, MetricResult
@@ -183,10 +184,10 @@ def _targets(sample: MultiTurnSample) -> str:
 
 def _reason(verdicts: list[CallVerdict], missing: list[MissingCall]) -> str:
     wrong_tool = [
-        f"call {v.call}: {v.reason or 'wrong tool'}" for v in verdicts if not v.right_tool
+        f"call {nth(v.call)}: {v.reason or 'wrong tool'}" for v in verdicts if not v.right_tool
     ]
     wrong_args = [
-        f"call {v.call}: {v.reason or 'wrong arguments'}"
+        f"call {nth(v.call)}: {v.reason or 'wrong arguments'}"
         for v in verdicts
         if v.right_tool and not v.right_arguments
     ]
@@ -196,7 +197,9 @@ def _reason(verdicts: list[CallVerdict], missing: list[MissingCall]) -> str:
     if wrong_args:
         parts.append("Wrong arguments: " + "; ".join(wrong_args) + ".")
     if missing:
-        needed = "; ".join(f"{m.tool} after message {m.after_message}: {m.reason}" for m in missing)
+        needed = "; ".join(
+            f"{m.tool} after message {nth(m.after_message)}: {m.reason}" for m in missing
+        )
         parts.append(f"Missing: {needed}.")
     return " ".join(parts)
 

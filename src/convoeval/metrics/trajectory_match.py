@@ -17,9 +17,10 @@ from collections import defaultdict
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
+from convoeval._text import nth
 from convoeval.metrics._base import Ask, Metric, MetricResult
 from convoeval.metrics._registry import register
-from convoeval.metrics._tool_calls import call_key, describe_call
+from convoeval.metrics._tool_calls import call_key, describe_call, named_calls
 from convoeval.metrics._trajectory import (
     ArgsMode,
     ErrorDetector,
@@ -219,10 +220,6 @@ def _pair(made: MadeCall, reference: int, name: str) -> dict[str, Any]:
     return {"made": made.index, "expected": reference, "name": name}
 
 
-def _call_list(calls: list[dict[str, Any]], key: str = "index") -> str:
-    return ", ".join(f"{c['name']} (#{c[key]})" for c in calls)
-
-
 def _reason(details: dict[str, Any]) -> str:
     mode = details["mode"]
     counted = details["counted"]
@@ -232,20 +229,20 @@ def _reason(details: dict[str, Any]) -> str:
     )
     parts = [head]
     if details["missing"]:
-        parts.append(f"Missing: {_call_list(details['missing'])}.")
+        parts.append(f"Missing: {named_calls(details['missing'])}.")
     if details["extra"]:
-        parts.append(f"Extra: {_call_list(details['extra'])}.")
+        parts.append(f"Extra: {named_calls(details['extra'])}.")
     if details["out_of_order"]:
-        parts.append(f"Out of order: {_call_list(details['out_of_order'], 'made')}.")
+        parts.append(f"Out of order: {named_calls(details['out_of_order'], 'made')}.")
     for entry in details["mismatched"]:
         shown = "; ".join(_difference(d) for d in entry["differences"][:5])
         parts.append(
-            f"{entry['name']} (#{entry['made']} vs expected #{entry['expected']}) has other "
-            f"arguments: {shown or 'rejected by the argument matcher'}."
+            f"{entry['name']} (#{nth(entry['made'])} vs expected #{nth(entry['expected'])}) has "
+            f"other arguments: {shown or 'rejected by the argument matcher'}."
         )
     left = details["left_out"]
     if left["errors"]:
-        parts.append(f"Left out for an error result: {_call_list(left['errors'])}.")
+        parts.append(f"Left out for an error result: {named_calls(left['errors'])}.")
     verdict = "Fails" if details["failing"] else "Matches"
     parts.append(f"{verdict} ({', '.join(details['failing']) or 'nothing that fails ' + mode}).")
     return " ".join(parts)

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
+from convoeval._text import nth
 from convoeval.judges.protocol.step import Step, StepInput
 from convoeval.metrics._base import Ask, MetricResult
 from convoeval.metrics._conversation import JudgedConversation, chunks, excerpt, users
@@ -112,6 +113,6 @@ class UserFrustration(JudgedConversation):
             "first_message": first,
             "verdicts": [a.model_dump() for a in answers],
         }
-        where = f" (first shows in message {first})" if first is not None else ""
+        where = f" (first shows in message {nth(first)})" if first is not None else ""
         reason = f"frustration: {verdict.frustration}{where}: {verdict.reason}"
         return self.result(SCORES[verdict.frustration], reason, details)

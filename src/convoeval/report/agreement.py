@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from convoeval._text import nth
 from convoeval.report.assets import CSS
 from convoeval.report.parts import esc, name, prose, table, transcript, value, visible
 from convoeval.rows.files import scrub
@@ -92,7 +93,7 @@ def _disagreement(item: Disagreement) -> str:
     """One disagreement: what each side said, expandable to the reason and the transcript."""
     key = f" {name(item.key)}" if item.key is not None else ""
     head = (
-        f"{name(item.id or f'#{item.index}')}{key}: label {value(item.label)}, judge "
+        f"{name(item.id or f'#{nth(item.index)}')}{key}: label {value(item.label)}, judge "
         f"{value(item.judged)}"
     )
     reason = f"<p>judge's reason: {prose(item.reason)}</p>" if item.reason else ""

@@ -33,7 +33,8 @@ th { background: var(--bg); font-weight: 600; }
 .hist .empty { color: var(--warn); margin: 30px 0; text-align: center; }
 .controls { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin: 8px 0; }
 .controls input[type=search] { min-width: 16em; } .controls input[type=number] { width: 6em; }
-.convs { border-top: 1px solid var(--line); }
+.convs { border-top: 1px solid var(--line); overflow-x: auto; }
+.conv-head [data-sort] { white-space: nowrap; }
 .conv > summary, .conv-head { display: grid; gap: 8px; padding: 5px 8px;
   border-bottom: 1px solid var(--line); align-items: baseline; }
 .conv-head { background: var(--bg); font-weight: 600; }

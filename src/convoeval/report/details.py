@@ -1,6 +1,7 @@
 """Each metric's outcome for one record as readable HTML: verdict tables, call alignments with
 the argument paths that differ (`address.zip`) and both values, F1 counts and unmatched calls,
-and the agreement of repeated judge samples.
+and the agreement of repeated judge samples. Messages, exchanges and calls are numbered from 1,
+as the reasons and the transcript number them; raw details keep (and say) their 0-based indexes.
 
 Argument differences are computed here from the conversation's own calls (the metric details
 name only the top-level argument), with the metrics' typed equality, so `1` and `"1"` differ.
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from convoeval._text import nth
 from convoeval.metrics._tool_calls import values_equal
 from convoeval.report.parts import compact, esc, name, prose, table, text, value
 
@@ -68,9 +70,14 @@ def _args(calls: Sequence[Mapping[str, Any]], index: Any) -> Mapping[str, Any] |
     return None
 
 
+def _number(index: Any) -> str:
+    """A 0-based position from the details, counted from 1 as reasons count (`nth`)."""
+    return name(nth(index) if isinstance(index, int) and not isinstance(index, bool) else index)
+
+
 def _call_rows(label: str, calls: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     return [
-        [esc(label), name(c.get("index")), name(c.get("name")), value(c.get("args", {}))]
+        [esc(label), _number(c.get("index")), name(c.get("name")), value(c.get("args", {}))]
         for c in calls
     ]
 
@@ -102,8 +109,8 @@ def _alignment(details: Mapping[str, Any], sample: Mapping[str, Any] | None) -> 
         rows.append(
             [
                 name(m.get("name")),
-                name(m.get("predicted")),
-                name(m.get("reference")),
+                _number(m.get("predicted")),
+                _number(m.get("reference")),
                 esc(f"{score:.3g}" if isinstance(score, int | float) else score),
                 diff or "none",
             ]
@@ -160,19 +167,35 @@ def _topics(details: Mapping[str, Any]) -> str:
     )
 
 
+#: Verdict fields that hold a 0-based position (shown counted from 1, as reasons count).
+_POSITIONS = frozenset({"exchange", "message", "call", "first_message", "after_message"})
+
+
+def _verdict_cell(key: str, item: Any) -> str:
+    if key in _POSITIONS:
+        return _number(item)
+    if isinstance(item, bool):
+        return _yes(item)
+    return prose(item) if isinstance(item, str) else name(compact(item))
+
+
 def _verdicts(details: Mapping[str, Any]) -> str:
-    rows = [
-        [name(v.get("exchange")), _yes(v.get("relevant")), prose(v.get("reason") or "")]
-        for v in details.get("verdicts", [])
-    ]
-    return table(("exchange", "relevant", "reason"), rows)
+    """One row per verdict, with the fields its metric gives (exchange or message first)."""
+    verdicts = [v for v in details.get("verdicts", []) if isinstance(v, Mapping)]
+    keys: list[str] = []
+    for verdict in verdicts:
+        keys += [k for k in verdict if k not in keys]
+    keys.sort(key=lambda k: (k not in _POSITIONS, k == "reason"))  # stable otherwise
+    rows = [[_verdict_cell(k, v.get(k)) for k in keys] for v in verdicts]
+    return table(tuple(keys), rows)
 
 
 def _generic(details: Mapping[str, Any]) -> str:
     rows = [
         [name(k), prose(v) if isinstance(v, str) else name(compact(v))] for k, v in details.items()
     ]
-    return table(("detail", "value"), rows)
+    note = '<p class="note">The indexes in these details count from 0 (message 1 is index 0).</p>'
+    return table(("detail", "value"), rows) + note
 
 
 def _judge_samples(entries: Any) -> str:

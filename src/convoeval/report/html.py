@@ -16,6 +16,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from convoeval._text import nth
 from convoeval.report.assets import CSP, CSS, JS
 from convoeval.report.details import metric_details
 from convoeval.report.parts import (
@@ -37,6 +38,10 @@ from convoeval.stats.trials import TrialsSummary
 
 #: Conversations listed at most (summaries and histograms cover every record).
 MAX_CONVERSATIONS = 2000
+#: A score column's least width, and the room a header needs beside its name (the sort
+#: arrow), in `ch` (the width of a digit: a name's letters are narrower on average).
+_SCORE_CH = 9
+_SORT_CH = 4
 
 
 def safe_json(value: Any) -> str:
@@ -103,7 +108,7 @@ def _meta_block(result: EvaluationResult) -> str:
         ("completed", meta.get("completed") or "not finished"),
         ("convoeval", meta.get("convoeval_version")),
         ("requests", f"{result.usage.requests} ({result.usage.cached} from cache)"),
-        ("cost", f"${cost:.4f}" if cost is not None else f"unknown: {note}"),
+        ("cost", f"${cost:.4f} ({note})" if cost is not None else f"unknown: {note}"),
     ]
     body = "".join(f"<dt>{esc(k)}</dt><dd>{name(v)}</dd>" for k, v in items)
     return f'<dl class="meta">{body}</dl>'
@@ -131,7 +136,7 @@ def _conversation(
 ) -> str:
     index = int(row["index"])
     cells = [
-        f'<span class="num">{index}</span>',
+        f'<span class="num">{nth(index)}</span>',
         f'<span class="id">{name(row.get("id") or "")}</span>',
     ]
     cells += [score_cell(row, n, thresholds.get(n)) for n in names]
@@ -143,9 +148,14 @@ def _conversation(
     )
 
 
-def _breakable(metric: str) -> str:
-    """A metric name that may wrap after its underscores (narrow score columns)."""
-    return "_<wbr>".join(name(part) for part in metric.split("_"))
+def _columns(names: list[str]) -> tuple[str, str]:
+    """The conversations list's grid columns (#, id, one per metric wide enough for its whole
+    name on one line) and the width the rows need: past the window's, the list scrolls inside
+    its frame (`.convs`), never the page."""
+    widths = [max(_SCORE_CH, len(visible(n)) + _SORT_CH) for n in names]
+    columns = "3.5em minmax(10em, 1fr)" + "".join(f" {w}ch" for w in widths)
+    gaps = 8 * (len(names) + 1) + 16  # the grid's gaps and its row padding, in px
+    return columns, f"calc(13.5em + {sum(widths)}ch + {gaps}px)"
 
 
 def _controls(names: list[str]) -> str:
@@ -207,9 +217,9 @@ def render_report(
         else ""
     )
     heads = '<span class="num" data-sort="index">#</span><span data-sort="id">id</span>' + "".join(
-        f'<span class="num" data-sort="{esc(n)}">{_breakable(n)}</span>' for n in names
+        f'<span class="num" data-sort="{esc(n)}">{name(n)}</span>' for n in names
     )
-    columns = f"3.5em minmax(10em, 1fr){' 9em' * len(names)}"
+    columns, least = _columns(names)
     data = {"metrics": names, "rows": data_rows}
     title = f"convoeval report: {os.path.basename(str(result.meta.get('data') or ''))}"
     return scrub(
@@ -217,7 +227,8 @@ def render_report(
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(visible(title))}</title><style>{CSS}"
-        f".conv > summary, .conv-head {{ grid-template-columns: {columns}; }}</style></head><body>"
+        f".conv > summary, .conv-head {{ grid-template-columns: {columns}; }}"
+        f".conv, .conv-head {{ min-width: {least}; }}</style></head><body>"
         f"<h1>{name(title)}</h1>{_meta_block(result)}"
         f"<h2>Summary</h2>{summary_html(result)}{_panel_html(result)}{trials_html(trials)}"
         f'<h2>Score distributions</h2><div class="hists">{hists}</div>'

@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from convoeval._text import nth
+
 _ROLES = {"human": "User", "ai": "Assistant", "tool": "Tool result", "system": "System"}
 
 #: Control, format (bidi, zero-width) and other invisible characters, shown escaped in names.
@@ -143,7 +145,8 @@ class SharedTexts:
 
 
 def transcript(sample: Mapping[str, Any] | None, shared: SharedTexts | None = None) -> str:
-    """The conversation: one block per message, tool calls with their JSON arguments."""
+    """The conversation: one block per message, numbered from 1 as reasons number them, tool
+    calls with their JSON arguments."""
     if not sample:
         return '<p class="note">The conversation is not stored in this results row.</p>'
     blocks = []
@@ -157,8 +160,8 @@ def transcript(sample: Mapping[str, Any] | None, shared: SharedTexts | None = No
         raw = str(message.get("content") or "")
         content = (shared.link(raw) if shared else None) or text(raw)
         blocks.append(
-            f'<div class="msg {esc(kind)}"><span class="role">[{position}] {name(role)}{extra}'
-            f"</span>{content}{calls}</div>"
+            f'<div class="msg {esc(kind)}"><span class="role">message {nth(position)} &middot; '
+            f"{name(role)}{extra}</span>{content}{calls}</div>"
         )
     refs = []
     if sample.get("reference_topics") is not None:
@@ -195,31 +198,49 @@ def bin_of(item: float, start: float, stop: float, count: int) -> int:
 
 
 def histogram(metric: str, counts: Sequence[int], start: float, stop: float) -> str:
-    """An inline SVG bar chart of score counts, or "nothing scored" when every count is 0."""
+    """An inline SVG bar chart of score counts, or "nothing scored" when every count is 0. Its
+    axes are named (score, records) and labelled (the score range; 0 and the highest count),
+    and every bar carries its count, so a run of a few records reads at a glance."""
     if not any(counts):
         return f'<div class="hist"><h3>{name(metric)}</h3><p class="empty">nothing scored</p></div>'
-    width, height, pad = 260, 110, 18
+    width, height, left, right, above, below = 280, 140, 34, 10, 14, 32
+    plot_w, plot_h = width - left - right, height - above - below
+    base = above + plot_h
     top = max(counts)
-    bar = (width - 2 * pad) / len(counts)
-    bars = []
+    bar = plot_w / len(counts)
+    parts = []
     for i, count in enumerate(counts):
-        h = (height - 2 * pad) * count / top
-        x = pad + i * bar
-        y = height - pad - h
+        h = plot_h * count / top
+        x = left + i * bar
         lo = start + (stop - start) * i / len(counts)
         hi = start + (stop - start) * (i + 1) / len(counts)
-        bars.append(
-            f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(bar - 2, 1):.1f}" height="{h:.1f}" '
-            f'fill="#2f5fa8"><title>{esc(f"{lo:.3g} to {hi:.3g}: {count}")}</title></rect>'
+        parts.append(
+            f'<rect x="{x:.1f}" y="{base - h:.1f}" width="{max(bar - 2, 1):.1f}" '
+            f'height="{h:.1f}" fill="#2f5fa8"><title>{esc(f"{lo:.3g} to {hi:.3g}: {count}")}'
+            "</title></rect>"
         )
-    axis = (
-        f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" '
-        f'stroke="#888"/><text x="{pad}" y="{height - 4}" font-size="10">{start:g}</text>'
-        f'<text x="{width - pad}" y="{height - 4}" font-size="10" text-anchor="end">{stop:g}'
-        f'</text><text x="{pad}" y="12" font-size="10">max {top}</text>'
-    )
+        if count:
+            parts.append(_svg_text(x + bar / 2 - 1, base - h - 2, str(count), "middle"))
+    parts += [
+        f'<line x1="{left}" y1="{base}" x2="{width - right}" y2="{base}" stroke="#888"/>',
+        f'<line x1="{left}" y1="{above}" x2="{left}" y2="{base}" stroke="#888"/>',
+        _svg_text(left, base + 12, f"{start:g}", "start"),
+        _svg_text(width - right, base + 12, f"{stop:g}", "end"),
+        _svg_text(left + plot_w / 2, height - 4, "score", "middle"),
+        _svg_text(left - 4, base, "0", "end"),
+        _svg_text(left - 4, above + 8, str(top), "end"),
+        f'<text x="10" y="{above + plot_h / 2:.1f}" font-size="10" text-anchor="middle" '
+        f'transform="rotate(-90 10 {above + plot_h / 2:.1f})">records</text>',
+    ]
     return (
         f'<div class="hist"><h3>{name(metric)}</h3><svg xmlns="http://www.w3.org/2000/svg" '
         f'width="{width}" height="{height}" role="img" aria-label="{esc(visible(metric))} '
-        f'histogram">{axis}{"".join(bars)}</svg></div>'
+        f'histogram: records per score">{"".join(parts)}</svg></div>'
+    )
+
+
+def _svg_text(x: float, y: float, label: str, anchor: str) -> str:
+    """A small SVG label (escaped) at (x, y)."""
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" font-size="10" text-anchor="{anchor}">{esc(label)}</text>'
     )

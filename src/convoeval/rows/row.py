@@ -140,6 +140,8 @@ class RunMeta(TypedDict):
     panel_agreement: NotRequired[dict[str, dict[str, Any]]]
     #: Judge panel members this run left out (unreachable when it started), by label: why.
     panel_left_out: NotRequired[dict[str, str]]
+    #: Metrics chosen from the data that some records cannot feed (those are unscored): why.
+    partial_metrics: NotRequired[dict[str, str]]
     #: Batch API batches of the run (judges/openai/batch.py): id, input file, requests, status.
     batches: NotRequired[list[dict[str, Any]]]
     rows: str

@@ -22,6 +22,7 @@ from convoeval._sync import run_sync
 from convoeval._version import VERSION
 from convoeval.errors import UsageError
 from convoeval.judges.core.endpoints import run_scope
+from convoeval.judges.pricing import check_prices
 from convoeval.metrics import Metric
 from convoeval.rows.files import META_FORMAT, iter_rows, meta_path, write_meta
 from convoeval.rows.row import ResultRow, RunMeta
@@ -158,6 +159,7 @@ async def aevaluate(
     if len(given) != 1:
         raise UsageError("give the samples once: samples, dataset= or test_cases=")
     data = getattr(given[0], "samples", given[0])  # a Ragas EvaluationDataset holds .samples
+    check_prices(options.get("prices"))  # a bad price is refused before anything is scored
     engine = choose_engine(options)
     if not options.get("batch"):
         options.pop("batch", None)  # batch=False is the default, not a judge setting
@@ -194,30 +196,34 @@ def _choose(
     metrics: Iterable[Metric | str | Any] | Metric | str | None,
     judge: JudgeSpec,
     options: RunOptions,
-) -> tuple[list[Metric], Scan, dict[str, str]]:
-    """The run's metrics and the scan of the data (one read: checks, choice, fingerprint)."""
+) -> tuple[list[Metric], Scan, dict[str, str], dict[str, str]]:
+    """The run's metrics and the scan of the data (one read: checks, choice, fingerprint), with
+    why metrics were skipped and which chosen ones leave some records unscored (no `-m`)."""
     skip_invalid = options.get("skip_invalid", False)
     if metrics is not None:
         chosen = build_metrics(metrics, options.get("thresholds"))
-        return chosen, source.scan(chosen, skip_invalid=skip_invalid), {}
+        return chosen, source.scan(chosen, skip_invalid=skip_invalid), {}, {}
     pool, skipped = candidates(offline=offline_member(judge) is not None)
     scan = source.scan(pool, select=True, skip_invalid=skip_invalid)
-    chosen = []
+    chosen, partial = [], {}
     for metric in pool:
         lacking = scan.lacking[metric.name]
-        if lacking:
+        if any(n >= scan.valid for n in lacking.values()):  # no record can feed it
             what = ", ".join(
                 f"{f} ({n} of {scan.valid} records lack it)" for f, n in lacking.items()
             )
             skipped[metric.name] = f"the data does not set {what}"
-        else:
-            chosen.append(metric)
+            continue
+        chosen.append(metric)
+        if lacking:  # scored where the fields are set; the others unscored (score_pair)
+            what = ", ".join(f"{n} of {scan.valid} records lack {f}" for f, n in lacking.items())
+            partial[metric.name] = f"{what}: those are unscored"
     if not chosen:
         reasons = "; ".join(f"{name} {why}" for name, why in sorted(skipped.items()))
         raise UsageError(f"no metric can run on this data with this judge: {reasons}")
     names = [m.name for m in chosen]
     source.admit(scan, names, skip_invalid=skip_invalid)
-    return build_metrics(names, options.get("thresholds")), scan, skipped
+    return build_metrics(names, options.get("thresholds")), scan, skipped, partial
 
 
 async def _evaluate(
@@ -227,7 +233,7 @@ async def _evaluate(
     options: RunOptions,
     engine: EngineKind | None,
 ) -> EvaluationResult:
-    chosen, scan, skipped = _choose(source, metrics, judge, options)
+    chosen, scan, skipped, partial = _choose(source, metrics, judge, options)
     concurrency = options.get("max_concurrency")
     judge_options = {key: options.get(name) for name, key in _JUDGE_OPTIONS.items()}
     plan = plan_judges(chosen, judge, judge_options)
@@ -241,6 +247,8 @@ async def _evaluate(
         for target, what in ((path, "results file"), (meta_path(path), "results sidecar")):
             check_writable(target, what)
         meta = _meta(source, scan, chosen, plan, skipped, options)
+        if partial:
+            meta["partial_metrics"] = partial
         aggregates = Aggregates(
             [m.name for m in chosen], {m.name: m.threshold for m in chosen}, metric_ranges(chosen)
         )

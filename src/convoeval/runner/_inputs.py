@@ -102,7 +102,7 @@ class Source:
         self._invalid: set[int] = set()
         if isinstance(samples, str | os.PathLike):
             self._path = os.fspath(samples)
-            self.label = os.path.abspath(self._path)
+            self.label = self._path  # as given: the sidecar and report show no machine path
         elif isinstance(samples, MultiTurnSample | ConversationalTestCase | Mapping):
             raise TypeError("samples must be a path or an iterable of samples, not one sample")
         elif isinstance(samples, Sequence):

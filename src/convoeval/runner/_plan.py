@@ -165,13 +165,18 @@ def check_gates(
 
 
 def candidates(offline: bool) -> tuple[list[Metric], dict[str, str]]:
-    """Every registered metric the judge can run (default options), and why the others not."""
+    """Every registered metric the judge can run (default options), and why the others not:
+    an LLM-only metric with the offline judge, or one that names an option it cannot run
+    without (`needs_option`, e.g. conversational_geval's criteria)."""
     chosen: list[Metric] = []
     skipped: dict[str, str] = {}
     for name in sorted(METRICS):
         metric = as_metric(get_metric(name))
+        needs = getattr(metric, "needs_option", None)
         if metric.needs_llm and offline:
             skipped[name] = f"needs an LLM judge ({OFFLINE_HINT.split(' on ')[0]})"
+        elif needs:
+            skipped[name] = str(needs)
         else:
             chosen.append(metric)
     return chosen, skipped

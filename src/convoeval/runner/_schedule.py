@@ -106,7 +106,11 @@ async def score_pair(
     metric: Metric, sample: MultiTurnSample, judge: Judge | None, raise_exceptions: bool
 ) -> MetricResult:
     """One (record, metric) result; a judge failure becomes a failed result unless raising,
-    anything else (a bug in the metric) is raised as it is."""
+    anything else (a bug in the metric) is raised as it is. A record without a field the metric
+    needs (a metric chosen from data that only some records can feed) is unscored, saying which."""
+    missing = metric.missing_fields(sample)
+    if missing:
+        return MetricResult.unscored(f"this record has no {' or '.join(missing)}")
     try:
         result = await metric.score(sample, judge=judge)
     except JudgeAuthError:

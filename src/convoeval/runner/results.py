@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from convoeval._text import plural
 from convoeval.errors import UsageError
-from convoeval.judges.pricing import estimate_cost
+from convoeval.judges.pricing import check_prices, estimate_cost
 from convoeval.judges.protocol.base import Usage
 from convoeval.rows.files import iter_rows, read_rows, require_meta
 from convoeval.rows.row import ResultRow, RunMeta, usage_of
@@ -167,7 +167,7 @@ class EvaluationResult:
             self.path._folder = _TemporaryFolder(owned_dir)
         self.meta = meta
         self._aggregates = aggregates
-        self._prices = dict(prices) if prices else None
+        self._prices = check_prices(prices) or None
         self._intervals: dict[str, dict[str, Any]] | None = None
 
     @classmethod

@@ -138,7 +138,7 @@ def test_broken_tool_rules_name_the_span_of_the_message(tmp_path: Path) -> None:
     path = write_lines(tmp_path / "t.jsonl", request(stray))
     assert _problems(path) == [
         [
-            f"{path}:1: {_label(T1, 1)}: message 1: ToolMessage must be preceded by an "
+            f"{path}:1: {_label(T1, 1)}: message 2: ToolMessage must be preceded by an "
             "AIMessage somewhere in the conversation."
         ]
     ]

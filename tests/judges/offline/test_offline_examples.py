@@ -150,5 +150,5 @@ def test_an_irrelevant_reply_gets_the_offline_reason(rows: dict[str, dict[str, A
     assert found and float(found.group(1)) < 0.5, first["reason"]
     assert second["reason"] == ""
     assert row["reasons"]["conversation_relevancy"] == (
-        f"1 of 2 replies were relevant; not relevant: exchange 0: {first['reason']}."
+        f"1 of 2 replies were relevant; not relevant: exchange 1: {first['reason']}."
     )

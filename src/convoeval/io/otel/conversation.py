@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from convoeval._text import nth
 from convoeval.io._convert import build_sample, typed_message
 from convoeval.io.errors import ConversionError
 from convoeval.io.otel.assemble import assemble
@@ -128,7 +129,7 @@ def build(group: Group) -> tuple[MultiTurnSample | None, list[str], list[str]]:
     metadata = _metadata(group, items, assembly.gaps)
     messages = [_message(m) for m in assembly.messages]
     origins = [
-        f"{m.span.label() if m.span else group.key}: message {i}"
+        f"{m.span.label() if m.span else group.key}: message {nth(i)}"
         for i, m in enumerate(assembly.messages)
     ]
     fields: dict[str, Any] = {"id": group.key, "metadata": {"otel": metadata}}

