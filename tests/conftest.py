@@ -45,11 +45,20 @@ def _session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def _isolated_cache_dir(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    _session_cache_dir: Path,
+) -> Iterator[Path]:
     """Point the judge cache at a temporary directory of each test's own, so tests never touch
     the user's cache, and never read answers another test cached for a local server that had
-    the same port (the cache key names the endpoint, and ports are reused)."""
-    path = tmp_path_factory.mktemp("convoeval-cache")
+    the same port (the cache key names the endpoint, and ports are reused). Tests of the one
+    real model server share the session's: its answers to the same question are the same
+    model's, whichever test asked first."""
+    if "llama_server" in request.fixturenames:
+        path = _session_cache_dir
+    else:
+        path = tmp_path_factory.mktemp("convoeval-cache")
     before = os.environ.get("CONVOEVAL_CACHE_DIR")
     os.environ["CONVOEVAL_CACHE_DIR"] = str(path)
     yield path
@@ -290,9 +299,17 @@ class FaultServer:
         with self._changed:
             self._changed.wait_for(lambda: self.peak >= count or self.closing.is_set(), 5.0)
 
-    def _leave(self, abandoned: bool, seconds: float) -> None:
+    def _answered(self) -> None:
+        """A request stops counting as in flight when its answer starts to be written, so a
+        client that sends its next request as soon as it reads an answer is never counted twice
+        while the first handler finishes."""
         with self._lock:
             self.active -= 1
+            self._changed.notify_all()
+
+    def _leave(self, abandoned: bool, seconds: float, counted: bool = True) -> None:
+        with self._lock:
+            self.active -= counted
             self.abandoned += abandoned
             if abandoned:
                 self.hangups.append(seconds)
@@ -353,6 +370,7 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
             content_type: str = "application/json",
         ) -> None:
             data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            self._answering()
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
@@ -384,12 +402,20 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
                 return
             body = json.loads(raw or b"{}")
             server._enter()
+            self.in_flight = True
             abandoned, received = False, time.monotonic()
             try:
                 action = server._next(body, {k.lower(): v for k, v in self.headers.items()})
                 abandoned = not (self._held_until_released(body) and self._act(action))
             finally:
-                server._leave(abandoned, time.monotonic() - received)
+                server._leave(abandoned, time.monotonic() - received, self.in_flight)
+                self.in_flight = False
+
+        def _answering(self) -> None:
+            """The answer starts now: this request no longer counts as in flight."""
+            if getattr(self, "in_flight", False):
+                self.in_flight = False
+                server._answered()
 
         def _held_until_released(self, body: dict[str, Any]) -> bool:
             """Hold the request while the server holds requests like it; False if the client
@@ -449,6 +475,7 @@ def _handler_for(server: FaultServer) -> type[BaseHTTPRequestHandler]:
 
         def _reset(self, partial: bytes) -> None:
             self.close_connection = True
+            self._answering()
             with contextlib.suppress(OSError):
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")

@@ -70,12 +70,17 @@ def test_the_command_says_which_records_a_metric_leaves_unscored(tmp_path: Path)
 def test_conversational_geval_without_criteria_is_left_out_of_the_default_set(
     tmp_path: Path,
 ) -> None:
-    judge = FakeJudge({})  # every step it is asked fails: only the choice of metrics matters
-    samples = [tool_sample(0)]
-    result = evaluate(samples, judge=judge, output=tmp_path / "r.jsonl", show_progress=False)
-    assert "conversational_geval" not in result.metric_names
-    why = result.meta["skipped_metrics"]["conversational_geval"]
+    from convoeval.runner._plan import candidates
+
+    # The default set of an LLM judge (what a run with no -m chooses from); a fake judge that
+    # fails every step would now be a bug that stops the run, so the choice is read directly.
+    pool, skipped = candidates(offline=False)
+    assert "conversational_geval" not in [m.name for m in pool]
+    assert "knowledge_retention" in [m.name for m in pool]
+    why = skipped["conversational_geval"]
     assert "criteria" in why and "-m conversational_geval:criteria=" in why
+    judge = FakeJudge({})
+    samples = [tool_sample(0)]
     # Named with -m it still runs (and says, per record, that it has no criteria).
     named = evaluate(
         samples, ["conversational_geval"], judge=judge, output=tmp_path / "g.jsonl",
