@@ -155,3 +155,26 @@ def test_a_pyproject_without_the_table_is_not_read(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.other]\nlimit = 0\n')
     done = _convoeval("run", "d.jsonl", "-m", "tool_call_accuracy", "-q", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_readme_config_example_is_read_and_a_member_option_must_agree(tmp_path: Path) -> None:
+    """The README's example file is accepted key by key (it stops at its member's unset key
+    variable, before any request); a member's own concurrency beside a different run-wide one
+    is refused naming both."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    example = readme.split("```toml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "run.toml").write_text(example)
+    _data(tmp_path / "d.jsonl", 1)
+    done = _convoeval("run", "d.jsonl", "--config", "run.toml", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "run.toml: [[judges]] table 2 (openai/qwen2.5) takes its key" in done.stderr
+    assert "variable 'LOCAL_KEY', which is not set" in done.stderr
+    (tmp_path / "c.toml").write_text(
+        'concurrency = 3\n[[judges]]\nspec = "openai/a"\nconcurrency = 2\n'
+    )
+    both = _convoeval("run", "d.jsonl", "--config", "c.toml", "-m", GOAL, cwd=tmp_path)
+    assert both.returncode == 2, both.stderr
+    assert (
+        "c.toml: [[judges]] table 1 (openai/a) sets concurrency, and the run-wide " in both.stderr
+    )
+    assert "--concurrency 3 says otherwise: give one" in both.stderr

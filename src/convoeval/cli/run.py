@@ -210,7 +210,8 @@ def run(
             "judge_samples": judge_samples,
             "batch": batch or None,
         }
-        chosen = resolve_judge(judge_specs(judge, shared), **shared)
+        members = judge_specs(judge, {**shared, "concurrency": concurrency})
+        chosen = resolve_judge(members, **shared)
         if concurrency is not None:
             share_endpoint_limit(chosen, concurrency)
         if report_path is not None:
