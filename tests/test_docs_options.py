@@ -1,5 +1,6 @@
 """The documentation names every option: README.md every `convoeval run` option (as `run
---help` prints them), docs/options.md every `run` option and every `evaluate()` keyword, and
+--help` prints them), docs/options.md every `run` option (with its config key) and every
+`evaluate()` keyword, and
 README.md every test file that skips without the shared calibration data (../shared/data)."""
 
 from __future__ import annotations
@@ -46,6 +47,32 @@ def test_the_options_page_names_every_run_option_and_every_evaluate_keyword() ->
     assert "prices" in keywords and "max_concurrency" in keywords
     missing = [k for k in keywords if f"`{k}`" not in OPTIONS_PAGE]
     assert missing == [], f"docs/options.md does not name the evaluate() keywords {missing}"
+
+
+#: Run options with no config key (the page's config cell says "-"): the file itself, and the
+#: API key, which is never read from a file.
+NO_CONFIG_KEY = {"--config", "--api-key"}
+
+
+def test_the_options_page_gives_every_run_options_config_key() -> None:
+    """Each table row that names a run option in its command-line cell gives that option's
+    config key (its long name, dashes kept) in the config column, or "-" when it has none."""
+    rows = [line.split(" | ") for line in OPTIONS_PAGE.splitlines() if line.startswith("| ")]
+    headers = [row for row in rows if row[0] == "| option"]
+    assert headers and all(len(h) == 5 and h[3].startswith("config") for h in headers), headers
+    cells: dict[str, str] = {}
+    for row in rows:
+        if row[0] != "| option" and len(row) == 5:
+            for option in re.findall(r"--[a-z][a-z-]*", row[1]):
+                cells.setdefault(option, row[3])
+    wrong = []
+    for option in _run_options():
+        cell = cells.get(option, "")
+        key = option.removeprefix("--")
+        expected = cell.startswith(("-", "(")) if option in NO_CONFIG_KEY else _named(cell, key)
+        if not expected:
+            wrong.append((option, cell))
+    assert wrong == [], f"docs/options.md gives no config key for: {wrong}"
 
 
 def test_readme_names_every_test_that_needs_the_shared_data() -> None:

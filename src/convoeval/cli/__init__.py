@@ -1,5 +1,6 @@
 """The `convoeval` command line: one module per command (run, validate, report, compare, metrics,
-agree, batch, simulate), the options they share in `options.py`, what they print in `output.py`.
+agree, batch, simulate), the options they share in `options.py`, `run --config` in `config.py`,
+what they print in `output.py`.
 Each parses, calls the library and prints; no logic of its own."""
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from typing import cast
 import click
 
 from convoeval._text import plural
+from convoeval.cli.config import config_option, judge_specs
 from convoeval.cli.options import (
     ENGINE_OPTIONS,
     FIELD_OPTION,
@@ -47,6 +48,7 @@ from convoeval.cli.output import (
 
 @click.command()
 @click.argument("data", type=click.Path(dir_okay=False, path_type=Path))
+@config_option
 @click.option(
     "-m",
     "--metric",
@@ -198,17 +200,18 @@ def run(
     try:
         spelled = {"--concurrency": concurrency, "--max-concurrency": max_concurrency}
         concurrency = cast(int | None, one_spelling(spelled))
-        chosen = resolve_judge(
-            list(judge),
-            base_url=base_url,
-            api_key=api_key,
-            cache=False if no_cache else None,
-            timeout=timeout,
-            retry_budget=retry_budget,
-            reason_first=reason_first or None,
-            samples=judge_samples,
-            batch=batch or None,
-        )
+        shared = {
+            "base_url": base_url,
+            "api_key": api_key,
+            "cache": False if no_cache else None,
+            "timeout": timeout,
+            "retry_budget": retry_budget,
+            "reason_first": reason_first or None,
+            "judge_samples": judge_samples,
+            "batch": batch or None,
+        }
+        members = judge_specs(judge, {**shared, "concurrency": concurrency})
+        chosen = resolve_judge(members, **shared)
         if concurrency is not None:
             share_endpoint_limit(chosen, concurrency)
         if report_path is not None:
