@@ -178,3 +178,22 @@ def test_the_readme_config_example_is_read_and_a_member_option_must_agree(tmp_pa
         "c.toml: [[judges]] table 1 (openai/a) sets concurrency, and the run-wide " in both.stderr
     )
     assert "--concurrency 3 says otherwise: give one" in both.stderr
+
+
+def test_an_invalid_pyproject_is_noted_and_the_run_goes_on(tmp_path: Path) -> None:
+    """Without --config, ./pyproject.toml may belong to another tool: a file that is not TOML
+    is named in a note, and the run goes on without it."""
+    (tmp_path / "pyproject.toml").write_text("[project\nname = 'x'\n")
+    data = tmp_path / "d.jsonl"
+    data.write_text(
+        '{"user_input": [{"type": "human", "content": "hi"}], "reference_tool_calls": []}\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "convoeval.cli", "run", "d.jsonl", "-m", "tool_call_f1", "-q"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "pyproject.toml is not valid TOML" in done.stderr and "is not read" in done.stderr

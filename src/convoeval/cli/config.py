@@ -60,7 +60,12 @@ def _load(ctx: click.Context, param: click.Parameter, path: Path | None) -> None
         path = Path("pyproject.toml")
         if not path.is_file():
             return
-        table = _table(_read(path), TABLE) or {}
+        try:
+            found_data = _read(path)
+        except click.UsageError as exc:  # another tool's file: say so, and run without it
+            click.echo(f"note: {exc.message}; its [tool.convoeval.run] table is not read", err=True)
+            return
+        table = _table(found_data, TABLE) or {}
         if not table:
             return
     else:
