@@ -148,3 +148,28 @@ def test_each_panel_member_sends_its_own_key_to_its_own_server(
         assert "Traceback" not in unset.stderr
     finally:
         other.close()
+
+
+def test_a_panel_member_takes_its_own_options_after_its_spec(
+    tmp_path: Path, fault_server: Any
+) -> None:
+    """`--judge 'openai/a max_tokens=11'`: that member's requests carry it, the others' not."""
+    fault_server.responder = lambda body: GOOD_GOAL
+    _write(tmp_path / "d.jsonl", 1)
+    args = ["run", "d.jsonl", "-m", GOAL, "-q", "--no-cache", "--api-key", "sk-t"]
+    done = _convoeval(
+        *args, "-o", "r.jsonl", "--base-url", fault_server.url,
+        "--judge", "openai/a max_tokens=11", "--judge", "openai/b", "--judge", "openai/c",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    tokens = {b["model"]: b.get("max_tokens") for b in fault_server.bodies}
+    assert tokens["a"] == 11 and tokens["b"] != 11 and tokens["c"] != 11
+    clash = _convoeval(
+        *args, "-o", "s.jsonl", "--base-url", fault_server.url, "--timeout", "9",
+        "--judge", "openai/a timeout=5", "--judge", "openai/b", cwd=tmp_path,
+    )  # fmt: skip
+    assert clash.returncode == 2, clash.stderr
+    assert "sets timeout=5, and the run sets timeout=9.0: give one" in clash.stderr
+    bad = _convoeval(*args, "-o", "t.jsonl", "--judge", "openai/a seed=x", cwd=tmp_path)
+    assert bad.returncode == 2 and "seed must be a number, not 'x'" in bad.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import json
 import os
 from typing import Any
 
@@ -17,7 +18,8 @@ _FORMS = (
     "'offline' (the embedded judge, the default), 'PROVIDER/MODEL' with provider "
     f"{' or '.join(repr(p) for p in PROVIDERS)} (e.g. 'openai/gpt-4o-mini', any "
     "OpenAI-compatible server; 'openai/MODEL@http://HOST:PORT/v1' on its own server, and "
-    "'...#KEY_VARIABLE' with its own key from that environment variable), a Judge instance, "
+    "'...#KEY_VARIABLE' with its own key from that environment variable, 'openai/MODEL "
+    "timeout=30 max_tokens=400' with its own options), a Judge instance, "
     "or a list of these (a judge panel)"
 )
 OPTIONS = frozenset(
@@ -61,6 +63,7 @@ def resolve_one(spec: Judge | str | None, **options: Any) -> Judge:
             return spec
         raise JudgeSpecError(f"cannot use {spec!r} as a judge; accepted forms: {_FORMS}")
     text = "offline" if spec is None else spec.strip()
+    text, options = _own_options(text, options)
     if text.lower() == "offline":
         if options.get("batch"):
             raise JudgeConfigError(
@@ -98,6 +101,45 @@ def resolve_one(spec: Judge | str | None, **options: Any) -> Judge:
     from convoeval.judges.openai.judge import OpenAIJudge
 
     return OpenAIJudge(model.strip(), **given)
+
+
+#: The options one judge of a panel may set for itself after its spec (`openai/m timeout=30`);
+#: its endpoint and key are written `@URL` and `#KEY_VARIABLE` instead.
+MEMBER_OPTIONS = frozenset(OPTIONS - {"base_url", "api_key", "batch", "cache"})
+
+
+def _own_options(text: str, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """`SPEC key=value ...`: options of this judge alone, after its spec and whitespace (a spec
+    never holds whitespace). An unknown key, a value that is not a number or true/false, or a
+    key the run sets to another value as well is a `UsageError` naming both."""
+    first, *rest = text.split()
+    if not rest:
+        return text, options
+    own = dict(options)
+    for item in rest:
+        key, equals, raw = item.partition("=")
+        key = ALIASES.get(key, key)
+        if not equals or key not in MEMBER_OPTIONS:
+            raise UsageError(
+                f"judge {text!r}: {item!r} is not KEY=VALUE with KEY one of "
+                f"{', '.join(sorted(MEMBER_OPTIONS))} (its endpoint is @URL, its key #VARIABLE)"
+            )
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = None
+        if isinstance(value, bool) != (key == "reason_first") or not isinstance(
+            value, bool | int | float
+        ):
+            kind = "true or false" if key == "reason_first" else "a number"
+            raise UsageError(f"judge {text!r}: {key} must be {kind}, not {raw!r}")
+        if options.get(key) not in (None, value):
+            raise UsageError(
+                f"judge {text!r} sets {key}={raw}, and the run sets {key}={options[key]!r}: "
+                "give one"
+            )
+        own[key] = value
+    return first, own
 
 
 def _own_endpoint(text: str, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
