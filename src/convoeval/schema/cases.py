@@ -22,6 +22,7 @@ from convoeval.schema.messages import (
     ToolCall,
     ToolMessage,
 )
+from convoeval.schema.render import TURN_KEY
 from convoeval.schema.sample import MultiTurnSample
 from convoeval.schema.tools import ToolSpec
 
@@ -38,8 +39,6 @@ def _camel(name: str, camel: str) -> Any:
 CASE_KEY = "conversational_test_case"
 EXCHANGE_KEY = "model_test_case"
 SAMPLE_KEY = "multi_turn_sample"
-#: Key, in a message's metadata, of the DeepEval `Turn` fields a message has no place for.
-TURN_KEY = "deepeval_turn"
 TURN_ONLY = (
     "user_id",
     "retrieval_context",
@@ -165,13 +164,6 @@ class Turn(_Case):
             metadata=metadata or (None if extra else message.metadata),
             **extra,
         )
-
-
-def turn_retrieval_context(message: Message) -> list[str] | None:
-    """The DeepEval `retrieval_context` a message's turn carried, if any."""
-    extra = (message.metadata or {}).get(TURN_KEY) or {}
-    context = extra.get("retrieval_context") if isinstance(extra, dict) else None
-    return list(context) if context else None
 
 
 class ConversationalTestCase(_Case):
