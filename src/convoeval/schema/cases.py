@@ -9,10 +9,12 @@ trip through `MultiTurnSample` gives the same case back. The case fields (`chatb
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
+from convoeval.errors import ConvoevalError
 from convoeval.schema.exchanges import split_exchanges
 from convoeval.schema.messages import (
     AIMessage,
@@ -60,8 +62,30 @@ SHARED_FIELDS = (
 SAMPLE_ONLY = ("reference", "reference_tool_calls", "reference_topics", "rubrics")
 
 
-class CaseTypeError(TypeError, ValueError):
-    """A test case built from the wrong types: a `TypeError` as in DeepEval, and a `ValueError`."""
+class TurnParams(Enum):
+    """DeepEval's names of the case and turn fields, e.g. for `evaluation_params=`."""
+
+    ROLE = "role"
+    CONTENT = "content"
+    SCENARIO = "scenario"
+    EXPECTED_OUTCOME = "expected_outcome"
+    CONTEXT = "context"
+    USER_DESCRIPTION = "user_description"
+    RETRIEVAL_CONTEXT = "retrieval_context"
+    CHATBOT_ROLE = "chatbot_role"
+    TOOLS_CALLED = "tools_called"
+    MCP_TOOLS = "mcp_tools_called"
+    MCP_RESOURCES = "mcp_resources_called"
+    MCP_PROMPTS = "mcp_prompts_called"
+
+
+#: DeepEval's newer name for `TurnParams`: the same members.
+MultiTurnParams = TurnParams
+
+
+class CaseTypeError(ConvoevalError, TypeError, ValueError):
+    """A test case built from the wrong types: a `TypeError` as in DeepEval, and a `ValueError`
+    (and a `ConvoevalError`) as our other input errors are."""
 
 
 class _Case(BaseModel):
