@@ -8,6 +8,18 @@ import sys
 import convoeval
 
 EXPECTED = {
+    # DeepEval's names (issue 34 §2): metrics, parameter enums, evaluate()'s config objects,
+    # the pytest path, and the TypeError a wrong test case raises.
+    "TopicAdherenceMetric",
+    "GoalAccuracyMetric",
+    "TurnParams",
+    "MultiTurnParams",
+    "AsyncConfig",
+    "DisplayConfig",
+    "ErrorConfig",
+    "CacheConfig",
+    "assert_test",
+    "CaseTypeError",
     # Migration from Ragas and DeepEval (issue 34).
     "AspectCritic",
     "TopicAdherence",
@@ -182,6 +194,9 @@ def test_the_schema_exports_the_conversation_types() -> None:
 
     assert set(convoeval.schema.__all__) == {
         "AIMessage",
+        "CaseTypeError",
+        "MultiTurnParams",
+        "TurnParams",
         "ConversationalTestCase",
         "EvaluationDataset",
         "Exchange",

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         ConversationalGEval,
         ConversationCompletenessMetric,
         ConversationRelevancyMetric,
+        GoalAccuracyMetric,
         KnowledgeRetentionMetric,
         Metric,
         MetricResult,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
         ToolSchemaCheck,
         ToolUseMetric,
         TopicAdherence,
+        TopicAdherenceMetric,
         TopicAdherenceScore,
         TrajectoryMatch,
         TurnRelevancyMetric,
@@ -53,19 +55,23 @@ if TYPE_CHECKING:
         aevaluate,
         evaluate,
     )
+    from convoeval.runner._options import AsyncConfig, CacheConfig, DisplayConfig, ErrorConfig
     from convoeval.schema import (
         AIMessage,
+        CaseTypeError,
         ConversationalTestCase,
         EvaluationDataset,
         HumanMessage,
         LLMTestCase,
         ModelTestCase,
+        MultiTurnParams,
         MultiTurnSample,
         SingleTurnSample,
         SystemMessage,
         ToolCall,
         ToolMessage,
         Turn,
+        TurnParams,
     )
     from convoeval.simulate import ConversationSimulator, asimulate, simulate
     from convoeval.stats.agree import AgreementReport, agree
@@ -73,6 +79,7 @@ if TYPE_CHECKING:
     from convoeval.stats.labels import LabelsError
     from convoeval.stats.pairing import CompareError
     from convoeval.stats.trials import TrialsError, TrialsSummary, trials_summary
+    from convoeval.testing import assert_test
 
 #: Public name -> the module that defines it.
 _HOMES: dict[str, str] = {
@@ -142,6 +149,16 @@ _HOMES: dict[str, str] = {
     "TurnRelevancyMetric": "convoeval.metrics",
     "UsageError": "convoeval.errors",
     "UserFrustration": "convoeval.metrics",
+    "TopicAdherenceMetric": "convoeval.metrics",
+    "GoalAccuracyMetric": "convoeval.metrics",
+    "TurnParams": "convoeval.schema",
+    "MultiTurnParams": "convoeval.schema",
+    "CaseTypeError": "convoeval.schema",
+    "AsyncConfig": "convoeval.runner._options",
+    "DisplayConfig": "convoeval.runner._options",
+    "ErrorConfig": "convoeval.runner._options",
+    "CacheConfig": "convoeval.runner._options",
+    "assert_test": "convoeval.testing",
 }
 #: Names whose use means a run: the face then wires in the parts above the runner (the report's
 #: notebook view of `EvaluationResult`; ARCHITECTURE.md §2), which the runner never imports.
@@ -169,6 +186,9 @@ __all__ = [
     "AgentGoalAccuracyWithoutReference",
     "AgreementReport",
     "AspectCritic",
+    "AsyncConfig",
+    "CacheConfig",
+    "CaseTypeError",
     "CompareError",
     "Comparison",
     "ConversationCompletenessMetric",
@@ -180,8 +200,11 @@ __all__ = [
     "ConvoevalError",
     "DataError",
     "DataFileError",
+    "DisplayConfig",
+    "ErrorConfig",
     "EvaluationDataset",
     "EvaluationResult",
+    "GoalAccuracyMetric",
     "HumanMessage",
     "JudgeAuthError",
     "JudgeConfigError",
@@ -197,6 +220,7 @@ __all__ = [
     "MetricResult",
     "MissingFieldsError",
     "ModelTestCase",
+    "MultiTurnParams",
     "MultiTurnSample",
     "NothingToScoreError",
     "OfflineJudgeError",
@@ -215,11 +239,13 @@ __all__ = [
     "ToolSchemaCheck",
     "ToolUseMetric",
     "TopicAdherence",
+    "TopicAdherenceMetric",
     "TopicAdherenceScore",
     "TrajectoryMatch",
     "TrialsError",
     "TrialsSummary",
     "Turn",
+    "TurnParams",
     "TurnRelevancyMetric",
     "UsageError",
     "UserFrustration",
@@ -227,6 +253,7 @@ __all__ = [
     "aevaluate",
     "agree",
     "asimulate",
+    "assert_test",
     "compare",
     "evaluate",
     "simulate",

@@ -27,7 +27,7 @@ from convoeval.runner._reach_judges import ReachCache, check_judges
 from convoeval.runner._repeats import combine_repeats
 from convoeval.stats.repeats import bootstrap_ci, parse_gate, spread
 
-__all__ = ["assert_conversation", "convoeval_cases"]
+__all__ = ["assert_conversation", "assert_test", "convoeval_cases"]
 
 
 def _verdict(metric: Metric, result: MetricResult) -> str | None:
@@ -201,3 +201,18 @@ def convoeval_cases(
     from convoeval.pytest_plugin import cases_marker
 
     return cases_marker(os.fspath(path), argname=argname, format=format)
+
+
+def assert_test(
+    test_case: SampleLike,
+    metrics: Iterable[Metric | str | Any] | Metric | str,
+    run_async: bool = True,
+) -> None:
+    """DeepEval's pytest path: `assert_test(test_case, [metric, ...])` raises `AssertionError`
+    listing every failing metric with its score, threshold and reason: `assert_conversation`
+    with each metric's own judge. `run_async` is accepted (the metrics are always scored at
+    once); the metrics' `.score` is left as it was (call `measure()` for that)."""
+    __tracebackhide__ = True
+    if not isinstance(run_async, bool):
+        raise TypeError(f"run_async must be True or False, not {run_async!r}")
+    assert_conversation(test_case, metrics)

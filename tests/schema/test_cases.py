@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import ValidationError
 
 from convoeval import (
     AIMessage,
@@ -113,7 +112,7 @@ def test_exchange_style_refuses_what_it_cannot_hold() -> None:
 
 
 def test_empty_turns_is_a_clear_error() -> None:
-    with pytest.raises(ValidationError, match="turns is empty"):
+    with pytest.raises(ValueError, match="turns is empty"):
         ConversationalTestCase(turns=[])
 
 

@@ -72,6 +72,9 @@ def sample_to_deepeval(sample: MultiTurnSample) -> dict[str, Any]:
         update={"expected_outcome": sample.expected_outcome, "metadata": metadata or None}
     )
     record = case.model_dump(mode="json", exclude_none=True)
+    for flag in ("flaky", "multimodal"):  # written only when set, like the other case fields
+        if record.get(flag) is False:
+            del record[flag]
     dumped = sample.to_dict()
     for key in _SAMPLE_ONLY:
         if key in dumped:

@@ -35,6 +35,7 @@ from convoeval.metrics.conversation_relevancy import (
     ConversationRelevancyMetric,
 )
 from convoeval.metrics.conversational_geval import ConversationalCriteria, ConversationalGEval
+from convoeval.metrics.deepeval_named import GoalAccuracyMetric, TopicAdherenceMetric
 from convoeval.metrics.knowledge_retention import KnowledgeRetention, KnowledgeRetentionMetric
 from convoeval.metrics.role_adherence import RoleAdherence, RoleAdherenceMetric
 from convoeval.metrics.rubrics import RubricsScore
@@ -59,6 +60,7 @@ __all__ = [
     "ConversationRelevancyMetric",
     "ConversationalCriteria",
     "ConversationalGEval",
+    "GoalAccuracyMetric",
     "KnowledgeRetention",
     "KnowledgeRetentionMetric",
     "Metric",
@@ -75,6 +77,7 @@ __all__ = [
     "ToolUse",
     "ToolUseMetric",
     "TopicAdherence",
+    "TopicAdherenceMetric",
     "TopicAdherenceScore",
     "TrajectoryMatch",
     "TurnRelevancy",

@@ -39,9 +39,10 @@ def chunks(items: Sequence[T], size: int = CHUNK) -> list[list[T]]:
     return [list(items[k : k + size]) for k in range(0, len(items), size)]
 
 
-def excerpt(sample: MultiTurnSample, first: int, last: int) -> str:
-    """Messages `first..last` (inclusive) as the fenced judge transcript, real indexes kept."""
-    return render_transcript(sample.user_input[first : last + 1], start=first)
+def excerpt(sample: MultiTurnSample, first: int, last: int, *, retrieval: bool = False) -> str:
+    """Messages `first..last` (inclusive) as the fenced judge transcript, real indexes kept
+    (with `retrieval`, each turn's DeepEval `retrieval_context` under it)."""
+    return render_transcript(sample.user_input[first : last + 1], start=first, retrieval=retrieval)
 
 
 def context_start(sample: MultiTurnSample, index: int) -> int:

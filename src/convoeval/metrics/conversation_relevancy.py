@@ -246,7 +246,7 @@ def _render(sample: MultiTurnSample, shown: list[Exchange]) -> str:
     blocks = []
     for exchange in shown:
         lines = [
-            render_message(p, sample.user_input[p])
+            render_message(p, sample.user_input[p], retrieval=True)
             for p in range(exchange.first, exchange.last + 1)
         ]
         blocks.append(f"## Exchange {exchange.index}\n" + "\n".join(lines))

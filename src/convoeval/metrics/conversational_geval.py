@@ -29,7 +29,15 @@ PART = 80
 #: Case fields `evaluation_params` may add to the prompt (the conversation is always shown).
 CASE_FIELDS = ("chatbot_role", "scenario", "expected_outcome", "user_description", "context")
 #: DeepEval's turn parameters that name the conversation itself (always shown).
-TURN_PARAMS = ("content", "role", "tools_called", "retrieval_context")
+TURN_PARAMS = (
+    "content",
+    "role",
+    "tools_called",
+    "retrieval_context",
+    "mcp_tools_called",
+    "mcp_resources_called",
+    "mcp_prompts_called",
+)
 
 
 class GEvalVerdict(BaseModel):

@@ -176,7 +176,7 @@ def _verdict_input(sample: MultiTurnSample, facts: list[Fact], chunk: list[int])
     return RetentionInput(
         facts="\n".join(f"- fact (message {f.message}): {quote(f.fact)}" for f in known),
         targets=message_targets(chunk, "assistant reply"),
-        transcript=excerpt(sample, context_start(sample, chunk[0]), chunk[-1]),
+        transcript=excerpt(sample, context_start(sample, chunk[0]), chunk[-1], retrieval=True),
         messages=chunk,
     )
 

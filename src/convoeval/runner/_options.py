@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from convoeval.errors import UsageError, check_count, check_limit, one_spelling
@@ -38,6 +39,69 @@ PEER_KEYWORDS = frozenset(
     }
 )
 
+
+@dataclass
+class AsyncConfig:
+    """DeepEval's concurrency settings: `max_concurrent` is `max_concurrency`; `run_async=False`
+    scores one pair at a time (`max_concurrency=1`); `throttle_value` is accepted and unused."""
+
+    run_async: bool = True
+    throttle_value: float = 0
+    max_concurrent: int = 20
+
+
+@dataclass
+class DisplayConfig:
+    """DeepEval's display settings: `show_indicator` is `show_progress`; the others are
+    accepted and unused (results are in the returned `EvaluationResult` and its report)."""
+
+    show_indicator: bool = True
+    print_results: bool = True
+    verbose_mode: bool | None = None
+    display_option: Any = None
+    file_output_dir: str | None = None
+
+
+@dataclass
+class ErrorConfig:
+    """DeepEval's error settings: `ignore_errors=False` raises the first judge failure
+    (`raise_exceptions=True`), `True` records it as a failed result; `skip_on_missing_params`
+    is `skip_invalid` (records a metric cannot score are listed, the others scored)."""
+
+    ignore_errors: bool = False
+    skip_on_missing_params: bool = False
+
+
+@dataclass
+class CacheConfig:
+    """DeepEval's cache settings: either `use_cache` or `write_cache` turns on the judge-answer
+    cache (`cache=True`, which reads and writes); both off turn it off."""
+
+    write_cache: bool = True
+    use_cache: bool = False
+
+
+def _from_configs(peers: Mapping[str, Any]) -> dict[str, Any]:
+    """Our options for DeepEval's config objects (any object with their attribute names)."""
+    mapped: dict[str, Any] = {}
+    given = peers.get("async_config")
+    if given is not None:
+        run_async = getattr(given, "run_async", True)
+        mapped["max_concurrency"] = getattr(given, "max_concurrent", 20) if run_async else 1
+    given = peers.get("display_config")
+    if given is not None:
+        mapped["show_progress"] = bool(getattr(given, "show_indicator", True))
+    given = peers.get("error_config")
+    if given is not None:
+        mapped["raise_exceptions"] = not getattr(given, "ignore_errors", False)
+        mapped["skip_invalid"] = bool(getattr(given, "skip_on_missing_params", False))
+    given = peers.get("cache_config")
+    if given is not None:
+        uses = getattr(given, "use_cache", False) or getattr(given, "write_cache", True)
+        mapped["cache"] = bool(uses)
+    return mapped
+
+
 #: Alias -> the documented spelling of an `evaluate` option (README.md, "One name per concept").
 ALIASES = {"concurrency": "max_concurrency"}
 #: Options that count: each a whole number of at least 1 (`click.IntRange(min=1)`).
@@ -57,6 +121,9 @@ def check_options(options: dict[str, Any], known: Mapping[str, Any]) -> dict[str
         near = difflib.get_close_matches(unknown[0], [*known, *ALIASES], n=1)
         hint = f" (did you mean {near[0]!r}?)" if near else f"; it takes {', '.join(sorted(known))}"
         raise UsageError(f"evaluate() takes no option {unknown[0]!r}{hint}")
+    for name, value in _from_configs(peers).items():
+        if name in known:
+            options[name] = one_spelling({name: options.get(name), f"a config's {name}": value})
     for alias, name in ALIASES.items():
         if alias in options:
             options[name] = one_spelling({name: options.get(name), alias: options.pop(alias)})

@@ -1,7 +1,15 @@
 """Conversations: typed messages, MultiTurnSample, DeepEval-style cases, conversion, rendering,
 and the simulator's scenarios."""
 
-from convoeval.schema.cases import ConversationalTestCase, LLMTestCase, ModelTestCase, Turn
+from convoeval.schema.cases import (
+    CaseTypeError,
+    ConversationalTestCase,
+    LLMTestCase,
+    ModelTestCase,
+    MultiTurnParams,
+    Turn,
+    TurnParams,
+)
 from convoeval.schema.exchanges import Exchange, split_exchanges
 from convoeval.schema.messages import (
     AIMessage,
@@ -18,6 +26,7 @@ from convoeval.schema.tools import FunctionSpec, ToolSpec
 
 __all__ = [
     "AIMessage",
+    "CaseTypeError",
     "ConversationalTestCase",
     "EvaluationDataset",
     "Exchange",
@@ -26,6 +35,7 @@ __all__ = [
     "LLMTestCase",
     "Message",
     "ModelTestCase",
+    "MultiTurnParams",
     "MultiTurnSample",
     "Scenario",
     "SingleTurnSample",
@@ -34,5 +44,6 @@ __all__ = [
     "ToolMessage",
     "ToolSpec",
     "Turn",
+    "TurnParams",
     "split_exchanges",
 ]

@@ -9,10 +9,12 @@ trip through `MultiTurnSample` gives the same case back. The case fields (`chatb
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
+from convoeval.errors import ConvoevalError
 from convoeval.schema.exchanges import split_exchanges
 from convoeval.schema.messages import (
     AIMessage,
@@ -22,15 +24,32 @@ from convoeval.schema.messages import (
     ToolCall,
     ToolMessage,
 )
+from convoeval.schema.render import TURN_KEY
 from convoeval.schema.sample import MultiTurnSample
 from convoeval.schema.tools import ToolSpec
 
-_METADATA = AliasChoices("metadata", "additional_metadata")
+_METADATA = AliasChoices("metadata", "additional_metadata", "additionalMetadata")
+
+
+def _camel(name: str, camel: str) -> Any:
+    """A field that DeepEval users may also write in camelCase (`retrievalContext`)."""
+    return Field(default=None, validation_alias=AliasChoices(name, camel))
+
+
 #: Keys under which fields without a home on the other side are kept in metadata: exchange fields
 #: in the user message's, sample fields in the case's (`CASE_KEY`: case fields, older versions).
 CASE_KEY = "conversational_test_case"
 EXCHANGE_KEY = "model_test_case"
 SAMPLE_KEY = "multi_turn_sample"
+TURN_ONLY = (
+    "user_id",
+    "retrieval_context",
+    "mcp_tools_called",
+    "mcp_resources_called",
+    "mcp_prompts_called",
+)
+#: DeepEval case fields a sample has no place for (kept in its metadata under `CASE_KEY`).
+CASE_ONLY = ("comments", "tags", "flaky", "mcp_servers", "multimodal")
 #: Fields a case and a sample share by name; and the sample's fields a case has no place for.
 SHARED_FIELDS = (
     "chatbot_role",
@@ -43,8 +62,43 @@ SHARED_FIELDS = (
 SAMPLE_ONLY = ("reference", "reference_tool_calls", "reference_topics", "rubrics")
 
 
+class TurnParams(Enum):
+    """DeepEval's names of the case and turn fields, e.g. for `evaluation_params=`."""
+
+    ROLE = "role"
+    CONTENT = "content"
+    SCENARIO = "scenario"
+    EXPECTED_OUTCOME = "expected_outcome"
+    CONTEXT = "context"
+    USER_DESCRIPTION = "user_description"
+    RETRIEVAL_CONTEXT = "retrieval_context"
+    CHATBOT_ROLE = "chatbot_role"
+    TOOLS_CALLED = "tools_called"
+    MCP_TOOLS = "mcp_tools_called"
+    MCP_RESOURCES = "mcp_resources_called"
+    MCP_PROMPTS = "mcp_prompts_called"
+
+
+#: DeepEval's newer name for `TurnParams`: the same members.
+MultiTurnParams = TurnParams
+
+
+class CaseTypeError(ConvoevalError, TypeError, ValueError):
+    """A test case built from the wrong types: a `TypeError` as in DeepEval, and a `ValueError`
+    (and a `ConvoevalError`) as our other input errors are."""
+
+
 class _Case(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_assignment=True)
+
+    @property
+    def additional_metadata(self) -> dict[str, Any] | None:
+        """DeepEval's name for `metadata`."""
+        return self.metadata
+
+    @additional_metadata.setter
+    def additional_metadata(self, value: dict[str, Any] | None) -> None:
+        self.metadata = value
 
 
 class ModelTestCase(_Case):
@@ -86,30 +140,37 @@ LLMTestCase = ModelTestCase
 
 
 class Turn(_Case):
-    """One message in DeepEval's turn style: `role` is user, assistant, tool or system."""
+    """One message in DeepEval's turn style: `role` is user, assistant, tool or system.
+
+    DeepEval's per-turn fields a message has no place for (`user_id`, `retrieval_context`, the
+    MCP calls) ride in the message's metadata under `TURN_KEY`, and come back from it.
+    """
 
     role: Literal["user", "assistant", "tool", "system"]
     content: str
-    tools_called: list[ToolCall] | None = None
+    user_id: str | None = _camel("user_id", "userId")
+    retrieval_context: list[str] | None = _camel("retrieval_context", "retrievalContext")
+    tools_called: list[ToolCall] | None = _camel("tools_called", "toolsCalled")
+    mcp_tools_called: list[Any] | None = _camel("mcp_tools_called", "mcpToolsCalled")
+    mcp_resources_called: list[Any] | None = _camel("mcp_resources_called", "mcpResourcesCalled")
+    mcp_prompts_called: list[Any] | None = _camel("mcp_prompts_called", "mcpPromptsCalled")
     tool_call_id: str | None = None
     metadata: dict[str, Any] | None = Field(default=None, validation_alias=_METADATA)
 
     def to_message(self) -> Message:
         """The equivalent typed message."""
+        extra = {k: getattr(self, k) for k in TURN_ONLY if getattr(self, k) is not None}
+        meta = {**(self.metadata or {}), TURN_KEY: extra} if extra else self.metadata
         if self.role == "assistant":
-            return AIMessage(
-                content=self.content, tool_calls=self.tools_called, metadata=self.metadata
-            )
+            return AIMessage(content=self.content, tool_calls=self.tools_called, metadata=meta)
         if self.tools_called is not None:
             raise ValueError(f"a {self.role} turn cannot call tools")
         if self.role == "tool":
-            return ToolMessage(
-                content=self.content, tool_call_id=self.tool_call_id, metadata=self.metadata
-            )
+            return ToolMessage(content=self.content, tool_call_id=self.tool_call_id, metadata=meta)
         if self.tool_call_id is not None:
             raise ValueError(f"a {self.role} turn has no tool_call_id")
         kind = HumanMessage if self.role == "user" else SystemMessage
-        return kind(content=self.content, metadata=self.metadata)
+        return kind(content=self.content, metadata=meta)
 
     @classmethod
     def from_message(cls, message: Message) -> Turn:
@@ -117,12 +178,15 @@ class Turn(_Case):
         role = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}[
             message.type
         ]
+        metadata = dict(message.metadata or {})
+        extra = metadata.pop(TURN_KEY, None) or {}
         return cls(
             role=role,
             content=message.content,
             tools_called=message.tool_calls if isinstance(message, AIMessage) else None,
             tool_call_id=message.tool_call_id if isinstance(message, ToolMessage) else None,
-            metadata=message.metadata,
+            metadata=metadata or (None if extra else message.metadata),
+            **extra,
         )
 
 
@@ -130,20 +194,29 @@ class ConversationalTestCase(_Case):
     """A whole conversation as DeepEval users write it; `to_sample()` gives the MultiTurnSample."""
 
     turns: list[ModelTestCase] | list[Turn]
-    chatbot_role: str | None = None
+    chatbot_role: str | None = _camel("chatbot_role", "chatbotRole")
     scenario: str | None = None
-    expected_outcome: str | None = None
-    user_description: str | None = None
+    expected_outcome: str | None = _camel("expected_outcome", "expectedOutcome")
+    user_description: str | None = _camel("user_description", "userDescription")
     context: list[str] | None = None
     available_tools: list[ToolSpec] | None = None
     name: str | None = None
     metadata: dict[str, Any] | None = Field(default=None, validation_alias=_METADATA)
+    comments: str | None = None
+    tags: list[str] | None = None
+    flaky: bool = False
+    mcp_servers: list[Any] | None = _camel("mcp_servers", "mcpServers")
+    multimodal: bool = False
+
+    def __init__(self, /, **data: Any) -> None:
+        _check_turns(data.get("turns"))
+        super().__init__(**data)
 
     @field_validator("turns")
     @classmethod
     def _not_empty(cls, turns: list[Any]) -> list[Any]:
         if not turns:
-            raise ValueError("turns is empty: a conversation needs at least one turn")
+            raise ValueError(EMPTY_TURNS)
         return turns
 
     def to_sample(self) -> MultiTurnSample:
@@ -160,6 +233,9 @@ class ConversationalTestCase(_Case):
                 messages.extend(turn.to_messages())
         metadata = dict(self.metadata or {})
         kept = metadata.pop(SAMPLE_KEY, None) or {}
+        own = self.model_dump(include=set(CASE_ONLY), exclude_defaults=True)
+        if own:
+            metadata[CASE_KEY] = own
         shared = self.model_dump(include=set(SHARED_FIELDS), exclude_none=True)
         fields = {"reference": self.expected_outcome, **shared, **kept}
         return MultiTurnSample(
@@ -196,6 +272,22 @@ class ConversationalTestCase(_Case):
             turns = _exchanges_of(sample)
         fields["expected_outcome"] = outcome
         return cls(turns=turns, name=sample.id, metadata=metadata or None, **fields)
+
+
+EMPTY_TURNS = "turns is empty: a conversation needs at least one turn"
+
+
+def _check_turns(turns: object) -> None:
+    """DeepEval's `TypeError`s for an empty `turns` or one that is not a turn, said precisely."""
+    if isinstance(turns, list | tuple):
+        if not turns:
+            raise CaseTypeError(EMPTY_TURNS)
+        for i, turn in enumerate(turns):
+            if not isinstance(turn, Turn | ModelTestCase | dict):
+                raise CaseTypeError(
+                    f"turns[{i}]: a {type(turn).__name__}, not a Turn (nor a ModelTestCase, "
+                    "nor a dict of a Turn's fields)"
+                )
 
 
 def _exchanges_of(sample: MultiTurnSample) -> list[ModelTestCase]:

@@ -16,6 +16,16 @@ from typing import Any
 
 from convoeval.schema.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
+#: Key, in a message's metadata, of the DeepEval `Turn` fields a message has no place for.
+TURN_KEY = "deepeval_turn"
+
+
+def turn_retrieval_context(message: Any) -> list[str] | None:
+    """The DeepEval `retrieval_context` a message's turn carried, if any."""
+    extra = (message.metadata or {}).get(TURN_KEY)
+    context = extra.get("retrieval_context") if isinstance(extra, dict) else None
+    return [str(c) for c in context] if context else None
+
 
 def pretty_repr(messages: Sequence[Any]) -> str:
     """Render as Ragas does: `Human:`, `AI:` (only when it has text), `Tools:`, `ToolOutput:`."""
@@ -79,13 +89,23 @@ def fenced(label: str, text: str) -> str:
     return f"<<<{label}\n{CONTINUATION}{block(text)}\n{label}>>>"
 
 
-def render_message(index: int, message: Any) -> str:
+def render_message(index: int, message: Any, *, retrieval: bool = False) -> str:
     """One message of a judge transcript, prefixed with its index in the conversation.
 
     Only the first line of a message starts at the margin (`[index] Role: ...`); the rest of
     its text is on `CONTINUATION` lines and its tool calls on `    calls tool` lines, with names
     and ids as one-line values: text inside a message cannot forge another message's line.
+    With `retrieval`, a DeepEval turn's `retrieval_context` follows on a `    retrieved context`
+    line (a JSON list), as the context that turn was given.
     """
+    line = _render_one(index, message)
+    context = turn_retrieval_context(message) if retrieval else None
+    if context:
+        line += f"\n    retrieved context: {defang(_json(context))}"
+    return line
+
+
+def _render_one(index: int, message: Any) -> str:
     content = block(message.content)
     if isinstance(message, HumanMessage):
         return f"[{index}] User: {content}"
@@ -106,10 +126,13 @@ def _one_line(text: str) -> str:
     return defang(text) if text.isprintable() else quote(text)
 
 
-def render_transcript(messages: Sequence[Any], start: int = 0) -> str:
+def render_transcript(messages: Sequence[Any], start: int = 0, *, retrieval: bool = False) -> str:
     """The conversation for a judge: one indexed block per message, inside a fenced region.
 
-    `start` is the index of the first message given (for a part of a longer conversation).
+    `start` is the index of the first message given (for a part of a longer conversation);
+    `retrieval` shows each turn's DeepEval `retrieval_context` (see `render_message`).
     """
-    body = "\n".join(render_message(start + i, m) for i, m in enumerate(messages))
+    body = "\n".join(
+        render_message(start + i, m, retrieval=retrieval) for i, m in enumerate(messages)
+    )
     return f"<<<TRANSCRIPT\n{body}\nTRANSCRIPT>>>"
