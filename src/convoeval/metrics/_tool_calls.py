@@ -99,9 +99,10 @@ class PairScore:
     partial: dict[str, float] = field(default_factory=dict)
 
 
-def _argument_score(
+def argument_score(
     comparator: ArgComparator | None, name: str, predicted: Any, reference: Any
 ) -> float:
+    """One argument's score: typed deep equality, or the comparator's score checked in [0, 1]."""
     if comparator is None:
         return 1.0 if values_equal(predicted, reference) else 0.0
     raw = comparator(name, predicted, reference)
@@ -137,7 +138,7 @@ def pair_score(
         elif name not in reference.args:
             extra.append(name)
         else:
-            score = _argument_score(comparator, name, predicted.args[name], reference.args[name])
+            score = argument_score(comparator, name, predicted.args[name], reference.args[name])
             total += score
             if score < 1.0:
                 differing.append(name)
