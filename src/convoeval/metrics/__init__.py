@@ -17,6 +17,7 @@ from convoeval.metrics._base import (
     as_metric,
     as_sample,
 )
+from convoeval.metrics._comparators import DistanceMeasure, ExactMatch, NonLLMStringSimilarity
 from convoeval.metrics._registry import METRICS, describe_metrics, get_metric, register
 from convoeval.metrics._result import ScoreResult
 from convoeval.metrics.agent_goal_accuracy import (
@@ -59,12 +60,15 @@ __all__ = [
     "ConversationRelevancyMetric",
     "ConversationalCriteria",
     "ConversationalGEval",
+    "DistanceMeasure",
+    "ExactMatch",
     "KnowledgeRetention",
     "KnowledgeRetentionMetric",
     "Metric",
     "MetricFailedError",
     "MetricResult",
     "MissingFieldsError",
+    "NonLLMStringSimilarity",
     "RoleAdherence",
     "RoleAdherenceMetric",
     "RubricsScore",

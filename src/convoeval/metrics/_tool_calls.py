@@ -108,8 +108,9 @@ def argument_score(
     raw = comparator(name, predicted, reference)
     score = float(raw)
     if not (0.0 <= score <= 1.0):  # also rejects NaN
+        option = getattr(comparator, "option", "arg_comparator")
         raise ValueError(
-            f"arg_comparator returned {raw!r} for argument {name!r}: it must be a bool "
+            f"{option} returned {raw!r} for argument {name!r}: it must be a bool "
             "or a number in [0, 1]"
         )
     return score

@@ -14,6 +14,7 @@ from typing import Any
 
 from convoeval._text import nth
 from convoeval.metrics._base import Ask, Metric, MetricResult
+from convoeval.metrics._comparators import ByValues, ValueComparator, describe
 from convoeval.metrics._compat import Compat, check_compat
 from convoeval.metrics._registry import register
 from convoeval.metrics._tool_calls import (
@@ -45,28 +46,38 @@ class ToolCallAccuracy(Metric):
         strict_order: bool = True,
         arg_comparator: ArgComparator | None = None,
         *,
+        arg_comparison_metric: ValueComparator | None = None,
         compat: Compat = "convoeval",
         threshold: float | None = None,
     ) -> None:
+        if arg_comparator is not None and arg_comparison_metric is not None:
+            raise ValueError(
+                "ToolCallAccuracy: pass arg_comparator (name, predicted, reference) or "
+                "arg_comparison_metric (predicted, reference), not both"
+            )
         super().__init__(threshold=threshold)
         self.strict_order = strict_order
         self.arg_comparator = arg_comparator
+        self.arg_comparison_metric = arg_comparison_metric
         self.compat: Compat = check_compat(compat, "ToolCallAccuracy")
+        #: The per-argument comparator in use (None: typed deep equality).
+        self._compare: ArgComparator | None = (
+            ByValues(arg_comparison_metric) if arg_comparison_metric is not None else arg_comparator
+        )
 
     def __repr__(self) -> str:
         return (
             f"ToolCallAccuracy(strict_order={self.strict_order!r}, "
-            f"arg_comparator={self.arg_comparator!r}, compat={self.compat!r}, "
+            f"arg_comparator={self.arg_comparator!r}, "
+            f"arg_comparison_metric={self.arg_comparison_metric!r}, compat={self.compat!r}, "
             f"threshold={self.threshold!r})"
         )
 
     def config(self) -> dict[str, Any]:
-        """Order rule, the comparator (by its import path; None: typed deep equality) and compat."""
-        comparator = self.arg_comparator
-        named = None
-        if comparator is not None:
-            module = getattr(comparator, "__module__", "?")
-            named = f"{module}.{getattr(comparator, '__qualname__', type(comparator).__name__)}"
+        """Order rule, the comparator (ours by repr, a function by its import path; None: typed
+        deep equality) and compat."""
+        chosen = self.arg_comparison_metric
+        named = describe(self.arg_comparator if chosen is None else chosen)
         return {"strict_order": self.strict_order, "arg_comparator": named, "compat": self.compat}
 
     async def _score(self, sample: MultiTurnSample, ask: Ask) -> MetricResult:
@@ -86,7 +97,7 @@ class ToolCallAccuracy(Metric):
         if not predicted and not reference:
             details.update(matches=[], unmatched_predicted=[], unmatched_reference=[])
             return MetricResult(1.0, "No tool calls were expected and none were made.", details)
-        scores = [[pair_score(p, r, self.arg_comparator) for r in reference] for p in predicted]
+        scores = [[pair_score(p, r, self._compare) for r in reference] for p in predicted]
         align = align_in_order if self.strict_order else align_any_order
         pairs = align(scores)
         total = sum(scores[i][j].score for i, j in pairs)
@@ -145,10 +156,10 @@ class ToolCallAccuracy(Metric):
         for name, value in reference.items():
             if name in predicted:
                 text_p, text_r = str(predicted[name]), str(value)
-                if self.arg_comparator is None:
+                if self._compare is None:
                     total += 1.0 if text_p == text_r else 0.0
                 else:
-                    total += argument_score(self.arg_comparator, name, text_p, text_r)
+                    total += argument_score(self._compare, name, text_p, text_r)
         return total / len(reference)
 
 
