@@ -60,10 +60,14 @@ class ToolCallAccuracy(Metric):
         self.arg_comparator = arg_comparator
         self.arg_comparison_metric = arg_comparison_metric
         self.compat: Compat = check_compat(compat, "ToolCallAccuracy")
-        #: The per-argument comparator in use (None: typed deep equality).
-        self._compare: ArgComparator | None = (
-            ByValues(arg_comparison_metric) if arg_comparison_metric is not None else arg_comparator
-        )
+        self._compare  # noqa: B018 -- checks arg_comparison_metric now, not at the first score
+
+    @property
+    def _compare(self) -> ArgComparator | None:
+        """The per-argument comparator in use (None: typed deep equality). Read at each score,
+        so Ragas's habit `metric.arg_comparison_metric = NonLLMStringSimilarity()` works."""
+        chosen = self.arg_comparison_metric
+        return self.arg_comparator if chosen is None else ByValues(chosen)
 
     def __repr__(self) -> str:
         return (
