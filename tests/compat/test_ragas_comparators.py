@@ -119,7 +119,8 @@ def test_wrong_comparators_are_refused() -> None:
 
 def test_the_comparator_is_part_of_the_config() -> None:
     metric = ToolCallAccuracy(arg_comparison_metric=NonLLMStringSimilarity("jaro"))
-    assert metric.config()["arg_comparator"] == "NonLLMStringSimilarity(distance_measure='jaro')"
-    assert ToolCallAccuracy(arg_comparison_metric=ExactMatch()).config()["arg_comparator"] == (
-        "ExactMatch()"
+    assert metric.config()["arg_comparison_metric"] == (
+        "NonLLMStringSimilarity(distance_measure='jaro')"
     )
+    config = ToolCallAccuracy(arg_comparison_metric=ExactMatch()).config()
+    assert (config["arg_comparison_metric"], config["arg_comparator"]) == ("ExactMatch()", None)

@@ -78,11 +78,14 @@ class ToolCallAccuracy(Metric):
         )
 
     def config(self) -> dict[str, Any]:
-        """Order rule, the comparator (ours by repr, a function by its import path; None: typed
+        """Order rule, the comparators (ours by repr, a function by its import path; None: typed
         deep equality) and compat."""
-        chosen = self.arg_comparison_metric
-        named = describe(self.arg_comparator if chosen is None else chosen)
-        return {"strict_order": self.strict_order, "arg_comparator": named, "compat": self.compat}
+        return {
+            "strict_order": self.strict_order,
+            "arg_comparator": describe(self.arg_comparator),
+            "arg_comparison_metric": describe(self.arg_comparison_metric),
+            "compat": self.compat,
+        }
 
     async def _score(self, sample: MultiTurnSample, ask: Ask) -> MetricResult:
         predicted = sample.predicted_tool_calls()
