@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -72,3 +76,28 @@ def test_no_warning_when_the_counts_agree(made: list[ToolCall], expected: list[T
         result = ToolCallAccuracy().score_sync(_sample(made, expected))
     assert [w for w in caught if issubclass(w.category, UserWarning)] == []
     assert "warnings" not in result.details
+
+
+def test_the_command_line_keeps_them_in_the_reason_not_on_stderr(tmp_path: Path) -> None:
+    record = {
+        "user_input": [
+            {"type": "human", "content": "Go."},
+            {"type": "ai", "content": "", "tool_calls": [{"name": "b", "args": {}}]},
+        ],
+        "reference_tool_calls": [{"name": "a", "args": {}}, {"name": "b", "args": {}}],
+    }
+    (tmp_path / "d.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    command = ["run", "d.jsonl", "-m", "tool_call_accuracy", "-o", "r.jsonl"]
+    done = subprocess.run(
+        [sys.executable, "-m", "convoeval.cli", *command],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    assert "UserWarning" not in done.stderr
+    row = json.loads((tmp_path / "r.jsonl").read_text(encoding="utf-8"))
+    assert (
+        "Warning: Length mismatch: predicted tool calls (1)" in row["reasons"]["tool_call_accuracy"]
+    )
