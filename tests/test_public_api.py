@@ -38,6 +38,10 @@ EXPECTED = {
     "Turn",
     "ToolCallAccuracy",
     "ToolCallF1",
+    # Ragas's argument comparators for ToolCallAccuracy(arg_comparison_metric=...) (issue 34).
+    "ExactMatch",
+    "NonLLMStringSimilarity",
+    "DistanceMeasure",
     "EvaluationResult",
     "aevaluate",
     "evaluate",

@@ -140,7 +140,7 @@ def test_metric_option_values_are_checked_by_the_parameter_type(tmp_path: Path) 
         ),
         "tool_call_accuracy:strict=0": (
             "metric tool_call_accuracy: no option 'strict'; accepted options: strict_order, "
-            "threshold\n"
+            "compat, threshold\n"
         ),
     }
     for spec, message in refused.items():

@@ -118,6 +118,9 @@ def test_public_names_do_not_leak() -> None:
         "RubricsScore",
         "ScoreResult",
         "ToolCallAccuracy",
+        "ExactMatch",  # ToolCallAccuracy's argument comparators, Ragas's names (issue 34)
+        "NonLLMStringSimilarity",
+        "DistanceMeasure",
         "ToolCallF1",
         "ToolSchemaCheck",
         "TopicAdherenceMetric",

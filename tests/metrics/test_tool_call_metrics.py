@@ -296,7 +296,7 @@ RAGAS_DIFFERENCES = [
     ),
     ("f1-duplicates-collapse-ragas-1.0", ToolCallF1(), [tc("a"), tc("a")], [tc("a")], 2 / 3),
     ("f1-both-empty-ragas-0.0", ToolCallF1(), [], [], 1.0),
-    ("f1-str-compare-1-vs-'1'-ragas-1.0", ToolCallF1(), [tc("a", n=1)], [tc("a", n="1")], 0.0),
+    ("f1-1-vs-'1'-ragas-0.0-too", ToolCallF1(), [tc("a", n=1)], [tc("a", n="1")], 0.0),
 ]
 
 

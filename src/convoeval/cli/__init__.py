@@ -5,6 +5,8 @@ Each parses, calls the library and prints; no logic of its own."""
 
 from __future__ import annotations
 
+import warnings
+
 import click
 
 from convoeval._version import VERSION
@@ -22,6 +24,10 @@ from convoeval.cli.validate import validate
 @click.version_option(VERSION, prog_name="convoeval")
 def main() -> None:
     """Score multi-turn conversations of chatbots and tool-using agents."""
+    # Ragas's tool-call UserWarnings are for library code; here each row's reason carries them.
+    warnings.filterwarnings(
+        "ignore", category=UserWarning, module=r"convoeval\.metrics\.tool_call_accuracy"
+    )
 
 
 for command in (validate, list_metrics, run, report, compare_command, agree_command, batch_command):

@@ -17,6 +17,7 @@ from convoeval.metrics._base import (
     as_metric,
     as_sample,
 )
+from convoeval.metrics._comparators import DistanceMeasure, ExactMatch, NonLLMStringSimilarity
 from convoeval.metrics._registry import METRICS, describe_metrics, get_metric, register
 from convoeval.metrics._result import ScoreResult
 from convoeval.metrics.agent_goal_accuracy import (
@@ -60,6 +61,8 @@ __all__ = [
     "ConversationRelevancyMetric",
     "ConversationalCriteria",
     "ConversationalGEval",
+    "DistanceMeasure",
+    "ExactMatch",
     "GoalAccuracyMetric",
     "KnowledgeRetention",
     "KnowledgeRetentionMetric",
@@ -67,6 +70,7 @@ __all__ = [
     "MetricFailedError",
     "MetricResult",
     "MissingFieldsError",
+    "NonLLMStringSimilarity",
     "RoleAdherence",
     "RoleAdherenceMetric",
     "RubricsScore",

@@ -99,16 +99,18 @@ class PairScore:
     partial: dict[str, float] = field(default_factory=dict)
 
 
-def _argument_score(
+def argument_score(
     comparator: ArgComparator | None, name: str, predicted: Any, reference: Any
 ) -> float:
+    """One argument's score: typed deep equality, or the comparator's score checked in [0, 1]."""
     if comparator is None:
         return 1.0 if values_equal(predicted, reference) else 0.0
     raw = comparator(name, predicted, reference)
     score = float(raw)
     if not (0.0 <= score <= 1.0):  # also rejects NaN
+        option = getattr(comparator, "option", "arg_comparator")
         raise ValueError(
-            f"arg_comparator returned {raw!r} for argument {name!r}: it must be a bool "
+            f"{option} returned {raw!r} for argument {name!r}: it must be a bool "
             "or a number in [0, 1]"
         )
     return score
@@ -137,7 +139,7 @@ def pair_score(
         elif name not in reference.args:
             extra.append(name)
         else:
-            score = _argument_score(comparator, name, predicted.args[name], reference.args[name])
+            score = argument_score(comparator, name, predicted.args[name], reference.args[name])
             total += score
             if score < 1.0:
                 differing.append(name)

@@ -5,6 +5,7 @@ the assistant answered or refused, and decide for all of them at once whether ea
 `reference_topics`. Answers are keyed by topic, so a missing or extra topic is re-asked. Long
 conversations are cut into parts: one extraction call per 10 user messages, one answered and one
 in-scope call per 30 topics (so 3 calls up to 10 user messages; the bound is in the docs).
+`compat="ragas"` computes the ratios with Ragas's epsilon (`_ragas_ratios`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from convoeval._text import plural
 from convoeval.judges.protocol.base import Judge
 from convoeval.judges.protocol.step import OfflineKit, Step, StepInput
 from convoeval.metrics._base import Ask, Metric, MetricResult, concurrently
+from convoeval.metrics._compat import Compat, check_compat
 from convoeval.metrics._keyed import KeyedVerdicts, keyed_check, keyed_listing, ratio
 from convoeval.metrics._registry import register
 from convoeval.schema import HumanMessage, MultiTurnSample, split_exchanges
@@ -227,20 +229,25 @@ class TopicAdherenceScore(Metric):
         self,
         mode: Mode = "f1",
         *,
+        compat: Compat = "convoeval",
         threshold: float | None = None,
         judge: Judge | str | None = None,
     ) -> None:
         if mode not in ("f1", "precision", "recall"):
             raise ValueError(f"mode must be 'f1', 'precision' or 'recall', not {mode!r}")
+        self.compat: Compat = check_compat(compat, "TopicAdherenceScore")
         super().__init__(threshold=threshold, judge=judge)
         self.mode: Mode = mode
 
     def __repr__(self) -> str:
-        return f"TopicAdherenceScore(mode={self.mode!r}, threshold={self.threshold!r})"
+        return (
+            f"TopicAdherenceScore(mode={self.mode!r}, compat={self.compat!r}, "
+            f"threshold={self.threshold!r})"
+        )
 
     def config(self) -> dict[str, Any]:
-        """Which ratio is the score."""
-        return {"mode": self.mode}
+        """Which ratio is the score, and whether it is computed Ragas's way."""
+        return {"mode": self.mode, "compat": self.compat}
 
     async def _score(self, sample: MultiTurnSample, ask: Ask) -> MetricResult:
         allowed = [t for t in sample.reference_topics or [] if t.strip()]
@@ -295,13 +302,18 @@ class TopicAdherenceScore(Metric):
             "fn": pairs.count((False, True)),
             "tn": pairs.count((False, False)),
         }
-        precision, p_note = ratio(counts["tp"], counts["fp"], "nothing was answered")
-        recall, r_note = ratio(counts["tp"], counts["fn"], "no topic was in scope")
-        f1 = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+        if self.compat == "ragas":
+            precision, recall, f1 = ragas_ratios(counts["tp"], counts["fp"], counts["fn"])
+            notes = ["computed as Ragas does: TP / (TP + FP + 1e-10); true negatives ignored"]
+        else:
+            precision, p_note = ratio(counts["tp"], counts["fp"], "nothing was answered")
+            recall, r_note = ratio(counts["tp"], counts["fn"], "no topic was in scope")
+            f1 = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+            notes = [n for n in (p_note, r_note) if n]
         value = {"precision": precision, "recall": recall, "f1": f1}[self.mode]
-        notes = [n for n in (p_note, r_note) if n]
         details = {
             "mode": self.mode,
+            "compat": self.compat,
             "topics": rows,
             **counts,
             "precision": precision,
@@ -310,6 +322,17 @@ class TopicAdherenceScore(Metric):
             "notes": notes,
         }
         return MetricResult(value, _reason(rows, counts), details)
+
+
+#: Ragas's guard against a zero denominator, which also keeps a perfect score below 1.
+RAGAS_EPSILON = 1e-10
+
+
+def ragas_ratios(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
+    """Ragas's (precision, recall, f1): each denominator plus 1e-10, true negatives ignored."""
+    precision = tp / (tp + fp + RAGAS_EPSILON)
+    recall = tp / (tp + fn + RAGAS_EPSILON)
+    return precision, recall, 2 * precision * recall / (precision + recall + RAGAS_EPSILON)
 
 
 def _distinct(topics: list[Topic]) -> list[Topic]:
