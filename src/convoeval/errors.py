@@ -11,6 +11,7 @@ from collections.abc import Mapping
 #: `convoeval.NAME`, in reprs and tracebacks, and pickles by it (the face loads it on use).
 PUBLIC_ERRORS = frozenset(
     {
+        "CaseTypeError",
         "CompareError",
         "ConversionError",
         "ConvoevalError",

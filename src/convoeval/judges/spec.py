@@ -112,9 +112,9 @@ def _own_options(text: str, options: dict[str, Any]) -> tuple[str, dict[str, Any
     """`SPEC key=value ...`: options of this judge alone, after its spec and whitespace (a spec
     never holds whitespace). An unknown key, a value that is not a number or true/false, or a
     key the run sets to another value as well is a `UsageError` naming both."""
-    first, *rest = text.split()
-    if not rest:
-        return text, options
+    first, *rest = text.split() or [text]
+    if not rest or not all("=" in item for item in rest):
+        return text, options  # not options: the spec's own checks say what is wrong
     own = dict(options)
     for item in rest:
         key, equals, raw = item.partition("=")
