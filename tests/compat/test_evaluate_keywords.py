@@ -28,6 +28,7 @@ def test_peer_keywords_without_a_meaning_here_are_accepted() -> None:
         [sample], metrics=[ToolCallF1()], callbacks=[], run_config=None, hyperparameters={"m": 1}
     )
     assert [row["scores"]["tool_call_f1"] for row in result.rows()] == [1.0]
+    assert result.meta["peer_keywords"] == ["callbacks", "hyperparameters", "run_config"]
 
 
 def test_ragas_llm_keyword_is_the_judge() -> None:

@@ -142,6 +142,8 @@ class RunMeta(TypedDict):
     panel_left_out: NotRequired[dict[str, str]]
     #: Metrics chosen from the data that some records cannot feed (those are unscored): why.
     partial_metrics: NotRequired[dict[str, str]]
+    #: The Ragas / DeepEval evaluate() keywords a run was given that mean nothing here.
+    peer_keywords: NotRequired[list[str]]
     #: Batch API batches of the run (judges/openai/batch.py): id, input file, requests, status.
     batches: NotRequired[list[dict[str, Any]]]
     rows: str

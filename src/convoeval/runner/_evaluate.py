@@ -142,7 +142,8 @@ async def aevaluate(
     records on Ray workers (`ray_address`, `ray_workers`, `ray_block_size`; docs/scale.md), the
     rows written here as in a local run.
     An unknown keyword raises `UsageError` naming the nearest valid one; Ragas's `llm=` is the
-    judge; the peers' other evaluate() keywords (`PEER_KEYWORDS`) are accepted and left out.
+    judge; the peers' other evaluate() keywords (`PEER_KEYWORDS`) are accepted with no effect and
+    named in the run's sidecar (`peer_keywords`).
     Raises a `ConvoevalError` (bad data, options or results file, unreachable judge) before any
     judge call; a pair whose judge fails gives a failed result, unless `raise_exceptions`,
     which raises the first failure. Any other exception (a bug in a metric) is raised as it
@@ -186,7 +187,7 @@ async def aevaluate(
     )
     try:
         with run_scope():  # what the judges learn about endpoints lasts for this run
-            return await _evaluate(source, metrics, judge, options, engine)
+            return await _evaluate(source, metrics, judge, options, engine, sorted(peers))
     finally:
         source.close()
 
@@ -232,6 +233,7 @@ async def _evaluate(
     judge: JudgeSpec,
     options: RunOptions,
     engine: EngineKind | None,
+    peer_keywords: list[str],
 ) -> EvaluationResult:
     chosen, scan, skipped, partial = _choose(source, metrics, judge, options)
     concurrency = options.get("max_concurrency")
@@ -249,6 +251,8 @@ async def _evaluate(
         meta = _meta(source, scan, chosen, plan, skipped, options)
         if partial:
             meta["partial_metrics"] = partial
+        if peer_keywords:  # the peers' evaluate() keywords given, accepted with no effect here
+            meta["peer_keywords"] = peer_keywords
         aggregates = Aggregates(
             [m.name for m in chosen], {m.name: m.threshold for m in chosen}, metric_ranges(chosen)
         )
