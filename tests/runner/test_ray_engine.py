@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -187,26 +188,6 @@ def test_rows_match_a_local_run_in_input_order(ray_address: str, tmp_path: Path)
     assert remote.meta["metrics"] == local.meta["metrics"]
 
 
-class _KillAWorker:
-    """Progress that kills one Ray worker process (SIGKILL) when the 6th row is written."""
-
-    def __init__(self) -> None:
-        self.written = 0
-        self.killed: int | None = None
-
-    def start(self, total: int, done: int) -> None:
-        pass
-
-    def advance(self) -> None:
-        self.written += 1
-        if self.written == 6:
-            self.killed = _worker_pids()[0]
-            os.kill(self.killed, signal.SIGKILL)
-
-    def close(self) -> None:
-        pass
-
-
 def _worker_pids() -> list[int]:
     """Processes of the engine's Ray actors (their title is `ray::Worker...`) in this session's
     runtime: descendants of this process only, never another run's on a shared machine."""
@@ -233,15 +214,53 @@ def _worker_pids() -> list[int]:
     return sorted(ours)
 
 
-def test_workers_share_the_endpoint_limit_and_a_killed_one_is_replaced(
+def test_a_small_run_uses_every_worker_and_the_whole_limit(
+    ray_address: str, tmp_path: Path, fault_server: Any
+) -> None:
+    """20 records, 2 workers, `--concurrency 8`: the run is cut into one block per worker, so 8
+    requests are in flight at once (not 4 on one worker). `RAY_ADDRESS` is honoured (the run
+    connects to the session's runtime) and the summary gives start-up apart from scoring."""
+    fault_server.reply(RELEVANT, gather=8).forever()  # each answer waits for 8 in flight
+    data = _questions(20, tmp_path / "d.jsonl")
+    out = tmp_path / "out.jsonl"
+    command = [
+        sys.executable, "-m", "convoeval.cli", "run", str(data), "-m", "conversation_relevancy",
+        "--judge", "openai/test-model", "--base-url", fault_server.url, "--no-cache",
+        "--concurrency", "8", "-o", str(out), "--engine", "ray", "--ray-workers", "2",
+    ]  # fmt: skip
+    env = {**os.environ, "RAY_ADDRESS": ray_address}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert fault_server.peak == 8
+    assert [r["index"] for r in _rows(out)] == list(range(20))
+    assert re.search(r"^engine ray: 2 workers, start-up \d+\.\d s, scoring \d+\.\d s$",
+                     done.stdout, re.MULTILINE), done.stdout  # fmt: skip
+    engine = json.loads(out.with_name("out.jsonl.meta.json").read_text())["engine"]
+    assert engine["address"] == ray_address and engine["workers"] == 2
+    assert engine["startup_s"] > 0 and engine["scoring_s"] > 0
+
+
+def test_workers_share_the_limit_and_a_killed_ones_requests_are_counted(
     ray_address: str, tmp_path: Path, fault_server: Any
 ) -> None:
     """Two workers get 2 + 2 of the limit of 4 (each alone would send up to 8: two blocks of 4
-    records); one is killed after the 6th row, Ray starts another that re-runs its blocks, and
-    every row is written once."""
-    fault_server.reply(RELEVANT, delay=0.05).forever()
+    records). Once both hold 2 requests at the server (records from 20 on are held), one is
+    killed: Ray starts another, the records whose rows had not come back are sent again, every
+    row is written once, and the run's request count is the server's, the dead worker's
+    requests included."""
+    fault_server.reply(RELEVANT).forever()
+    fault_server.hold(lambda body: bool(body) and _asked(body) >= 20)
     data = _questions(40, tmp_path / "d.jsonl")
-    progress = _KillAWorker()
+    killed: list[int] = []
+
+    def kill_one() -> None:
+        if fault_server.wait_until(lambda server: server.holding >= 4, timeout=120):
+            killed.append(_worker_pids()[0])
+            os.kill(killed[0], signal.SIGKILL)
+        fault_server.release()
+
+    killer = threading.Thread(target=kill_one, daemon=True)
+    killer.start()
     result = evaluate(
         data,
         ["conversation_relevancy"],
@@ -250,22 +269,22 @@ def test_workers_share_the_endpoint_limit_and_a_killed_one_is_replaced(
         cache=False,
         max_concurrency=4,
         output=tmp_path / "out.jsonl",
-        progress=progress,
+        show_progress=False,
         engine="ray",
         ray_workers=2,
         ray_block_size=4,
     )
-    assert progress.killed is not None and progress.written == 40
+    killer.join()
+    assert killed, "the workers never held 4 requests"
     with pytest.raises(ProcessLookupError):
-        os.kill(progress.killed, 0)  # that worker is gone; Ray started another and re-ran its block
+        os.kill(killed[0], 0)  # that worker is gone; Ray started another
     rows = _rows(tmp_path / "out.jsonl")
     assert [r["index"] for r in rows] == list(range(40))
     assert all(r["scores"]["conversation_relevancy"] == 1.0 and not r["errors"] for r in rows)
     assert result.summary()["conversation_relevancy"]["scored"] == 40
-    # (a request the killed worker was sending arrives without its body)
     asked = Counter(_asked(b) for b in fault_server.bodies if b)
-    assert set(asked) == set(range(40))  # at most the killed worker's blocks were asked twice
-    assert sum(asked.values()) - 40 <= 2 * 4 * 2
+    assert set(asked) == set(range(40)) and sum(asked.values()) > 40  # some asked again
+    assert result.usage.requests == len(fault_server.bodies) == sum(asked.values())
     assert fault_server.peak <= 4
 
 

@@ -257,6 +257,12 @@ def run(
     if not quiet:
         print_notes(result)
     print_summary(result, summary)
+    ran = result.meta.get("engine")
+    if ran:  # Ray: its start-up apart from the scoring time
+        click.echo(
+            f"engine {ran['name']}: {ran['workers']} {plural(ran['workers'], 'worker')}, "
+            f"start-up {ran['startup_s']:.1f} s, scoring {ran['scoring_s']:.1f} s"
+        )
     click.echo(f"results: {target} ({len(result)} {plural(len(result), 'row')})")
     if report_path is not None:
         from convoeval.report import write_report

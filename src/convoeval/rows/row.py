@@ -146,6 +146,9 @@ class RunMeta(TypedDict):
     peer_keywords: NotRequired[list[str]]
     #: Batch API batches of the run (judges/openai/batch.py): id, input file, requests, status.
     batches: NotRequired[list[dict[str, Any]]]
+    #: The engine that scored a run away from the runner's loop (Ray): its name, workers, and
+    #: its start-up and scoring seconds apart (`startup_s`, `scoring_s`).
+    engine: NotRequired[dict[str, Any]]
     rows: str
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
@@ -284,7 +285,9 @@ async def _evaluate(
             try:
                 # engine options were checked once, in aevaluate
                 if engine is not None and rows.to_score(scan.valid):
-                    await _elsewhere(engine, rows, path, source, chosen, plan, options, on_row)
+                    records = scan.valid - rows.kept
+                    runner = (rows, path, source, chosen, plan, options, on_row)
+                    meta["engine"] = await _elsewhere(engine, *runner, records)
                 else:
                     await rows.run(
                         path,
@@ -317,14 +320,18 @@ async def _elsewhere(
     plan: JudgePlan,
     options: RunOptions,
     on_row: Callable[[ResultRow], None],
-) -> None:
-    """Score on another engine (Ray workers): the same jobs, each record to score sent there."""
-    engine = await kind.start(metrics, plan, options)
+    records: int,
+) -> dict[str, Any]:
+    """Score on another engine (Ray workers): the same jobs, each record to score sent there.
+    Returns the engine's description with its start-up and scoring seconds apart."""
+    engine = await kind.start(metrics, plan, options, records)
+    began = time.perf_counter()
     try:
         jobs = _jobs(source.items(), rows, path, metrics, plan, options, kind.pending)
         await rows.run(path, engine.blocks(jobs), on_row, window=engine.window)
     finally:
         await engine.close()
+    return {**engine.describe(), "scoring_s": round(time.perf_counter() - began, 3)}
 
 
 def _plain(value: Any) -> Any:

@@ -19,10 +19,13 @@ LOCAL = "local"
 
 class StartedEngine(Protocol):
     """An engine running for one run: it turns the run's jobs into jobs the writer awaits in
-    input order, with `window` of them in flight."""
+    input order, with `window` of them in flight; `describe` is what the run's sidecar records
+    of it (its name and `startup_s`, the seconds it took to start)."""
 
     @property
     def window(self) -> int: ...
+
+    def describe(self) -> dict[str, Any]: ...
 
     def blocks(self, jobs: Iterator[Any]) -> Iterator[Job]: ...
 
@@ -31,7 +34,8 @@ class StartedEngine(Protocol):
 
 class EngineKind(Protocol):
     """An engine as registered: its own option names, their check, how a record to score is
-    described to it (`pending`, called as the local scorer is) and how it starts."""
+    described to it (`pending`, called as the local scorer is) and how it starts (told how many
+    records the run has to score)."""
 
     @property
     def options(self) -> tuple[str, ...]: ...
@@ -41,7 +45,11 @@ class EngineKind(Protocol):
     def pending(self, *args: Any) -> Any: ...
 
     async def start(
-        self, metrics: Sequence[Metric], plan: JudgePlan, options: Mapping[str, Any]
+        self,
+        metrics: Sequence[Metric],
+        plan: JudgePlan,
+        options: Mapping[str, Any],
+        records: int | None = None,
     ) -> StartedEngine: ...
 
 

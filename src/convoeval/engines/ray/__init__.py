@@ -31,9 +31,13 @@ class _Ray:
         return pending(*args)
 
     async def start(
-        self, metrics: Sequence[Metric], plan: JudgePlan, options: Mapping[str, Any]
+        self,
+        metrics: Sequence[Metric],
+        plan: JudgePlan,
+        options: Mapping[str, Any],
+        records: int | None = None,
     ) -> engine.RayEngine:
-        return await engine.RayEngine.start(metrics, plan, options)
+        return await engine.RayEngine.start(metrics, plan, options, records)
 
 
 #: The Ray engine, published as the `ray` entry point of `convoeval.engines`.

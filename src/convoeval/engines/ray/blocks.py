@@ -1,5 +1,6 @@
-"""What travels between the Ray driver and its workers: a record to score (`Pending`). The
-worker imports this module and the driver imports both, so the arrows go one way."""
+"""What travels between the Ray driver and its workers: a record to score (`Pending`) and the
+rows coming back (`Scored`). The worker imports this module and the driver imports both, so the
+arrows go one way."""
 
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ class Pending:
     item: Item
     names: tuple[str, ...]
     previous: ResultRow | None = None
+
+
+#: Rows a worker streams back from a block, each with its record's position in the block.
+Scored = list[tuple[int, ResultRow]]
 
 
 def pending(

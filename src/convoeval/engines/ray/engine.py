@@ -1,37 +1,45 @@
 """The Ray engine (`engine="ray"`): the driver reads the records once and sends them to Ray
-actors in blocks; the rows come back and go through the local writer (input order, resume, lock).
+actors in blocks; the rows stream back as they finish and go through the local writer (input
+order, resume, lock). The driver scores nothing and holds no state per judge request.
 
 A worker scores a block with the local per-record scorer (engines/ray/worker.py) and its share of
-every endpoint's limit, so the limits hold in total. A worker that dies is restarted by Ray and
-its block is run again there (its rows were not written yet, so none is lost or doubled); when
-Ray gives up on a worker its blocks go to the others, and when none is left the run stops with a
-`RayEngineError` (every row before is written; running again resumes).
+every endpoint's limit, so the limits hold in total. A run of fewer records than the workers'
+blocks hold is cut into one block per worker, so every worker and the whole limit are used. A
+worker that dies is restarted by Ray and the records of its blocks whose rows had not come back
+are sent again (none lost or doubled); the requests it sent for them are counted (the tally, in
+worker.py) and added to their rows' usage. When Ray gives up on a worker its blocks go to the
+others, and when none is left the run stops with a `RayWorkersLost` (every row before is
+written; running again resumes).
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib.util
+import itertools
 import logging
 import os
 import socket
 import sys
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from convoeval._version import VERSION
-from convoeval.engines.ray.blocks import Pending
+from convoeval.engines.ray.blocks import Pending, Scored
 from convoeval.errors import ConvoevalError, UsageError
+from convoeval.judges.protocol.base import Usage
 from convoeval.metrics import Metric
-from convoeval.rows.row import ResultRow
+from convoeval.rows.row import ResultRow, usage_entry, usage_of
 from convoeval.runner._plan import JudgePlan
 from convoeval.runner._schedule import Job
 
-#: Records per block (a block is one Ray task); with an LLM judge, at least 4 per request slot.
+#: Records per block (a block is one Ray task); with an LLM judge, at least 4 per request slot;
+#: fewer when the run has fewer records than one such block per worker.
 DEFAULT_BLOCK = 32
 #: Blocks in flight or waiting to be written, per worker (one scoring while the next arrives).
 BLOCKS_PER_WORKER = 2
-#: How many times Ray restarts a dead worker (and runs its blocks again) before giving up on it.
+#: How many times Ray restarts a dead worker (its blocks sent again) before giving up on it.
 RESTARTS = 3
 #: Seconds the workers have to start (a cluster without free CPUs would wait forever).
 START_TIMEOUT = 300.0
@@ -114,22 +122,32 @@ class RayEngine:
     """Ray actors scoring blocks of records for one run; `blocks` turns the run's jobs into
     per-record jobs that the local writer awaits in input order."""
 
-    def __init__(self, ray: Any, actors: list[Any], block: int, started: bool) -> None:
+    def __init__(self, ray: Any, actors: list[Any], tally: Any, block: int, started: bool) -> None:
         self.ray = ray
         self.actors = actors
+        self.tally = tally
         self.block = block
         self.started = started
-        self.load = [0] * len(actors)
+        self.load = [0] * len(actors)  # records sent to each worker and not yet back
         self.alive = set(range(len(actors)))
-        self.tasks: set[asyncio.Future[list[ResultRow]]] = set()
+        self.attempts = itertools.count()
+        self.tasks: set[asyncio.Future[None]] = set()
+        #: Seconds spent connecting to Ray and starting the workers (the run summary's start-up).
+        self.startup_s = 0.0
 
     @classmethod
     async def start(
-        cls, metrics: Sequence[Metric], plan: JudgePlan, options: Mapping[str, Any]
+        cls,
+        metrics: Sequence[Metric],
+        plan: JudgePlan,
+        options: Mapping[str, Any],
+        records: int | None = None,
     ) -> RayEngine:
-        """Connect to Ray and start the workers, each with its share of every limit."""
-        from convoeval.engines.ray.worker import Worker, recipe, shares
+        """Connect to Ray and start the workers, each with its share of every limit; blocks
+        are cut so that `records` (the records to score) reach every worker."""
+        from convoeval.engines.ray.worker import Tally, Worker, recipe, shares
 
+        began = time.perf_counter()
         limits: dict[str, int] = {}
         main = recipe(plan.main, limits)
         ray, started = _connect(options.get("ray_address"))
@@ -144,30 +162,39 @@ class RayEngine:
             block = options.get("ray_block_size") or max(
                 [DEFAULT_BLOCK, *(4 * limit // workers for limit in limits.values())]
             )
+            if records:  # a small run: one block per worker, not all on the first one
+                block = max(1, min(block, -(-records // workers)))
             remote = ray.remote(Worker).options(
-                num_cpus=1, max_restarts=RESTARTS, max_task_retries=RESTARTS
+                num_cpus=1, max_restarts=RESTARTS, max_task_retries=0
             )
+            tally = ray.remote(Tally).options(num_cpus=0).remote()
             uses_main = [j is not None and j is plan.main for j in plan.per_metric]
             repeat = options.get("repeat") or 1
             raising = bool(options.get("raise_exceptions", False))
             try:
                 actors = [
-                    remote.remote(list(metrics), main, uses_main, share, repeat, raising)
+                    remote.remote(list(metrics), main, uses_main, share, repeat, raising, tally)
                     for share in shares(limits, workers)
                 ]
             except Exception as exc:  # pickling: a judge object or metric holding a lock
+                ray.kill(tally)
                 why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                 raise RayEngineError(
                     f"the run's metrics and judge cannot be sent to Ray workers ({why}); give "
                     "the judge as a spec ('offline', 'openai/MODEL'), an OpenAIJudge or a panel "
                     "of them"
                 ) from exc
-            engine = cls(ray, actors, block, started)
-            await engine._ready()
+            engine = cls(ray, actors, tally, block, started)
+            try:
+                await engine._ready()
+            except BaseException:
+                await engine.close()
+                raise
         except BaseException:
             if started:
                 ray.shutdown()
             raise
+        engine.startup_s = time.perf_counter() - began
         return engine
 
     async def _ready(self) -> None:
@@ -193,6 +220,17 @@ class RayEngine:
         """Records in flight or waiting to be written."""
         return len(self.actors) * BLOCKS_PER_WORKER * self.block
 
+    def describe(self) -> dict[str, Any]:
+        """The engine as the run's sidecar names it: the cluster's address, workers, block size,
+        start-up seconds."""
+        return {
+            "name": "ray",
+            "address": str(self.ray.get_runtime_context().gcs_address),
+            "workers": len(self.actors),
+            "block": self.block,
+            "startup_s": round(self.startup_s, 3),
+        }
+
     def blocks(self, jobs: Iterator[ResultRow | Pending]) -> Iterator[Job]:
         """The run's jobs, each record to score sent to a worker with the next ones (a block);
         rows kept from an earlier run pass through in their place."""
@@ -208,50 +246,89 @@ class RayEngine:
 
     def _send(self, held: list[ResultRow | Pending]) -> Iterator[Job]:
         block = [job for job in held if isinstance(job, Pending)]
-        task = asyncio.ensure_future(self._score(block)) if block else None
-        if task is not None:
+        loop = asyncio.get_running_loop()
+        rows: list[asyncio.Future[ResultRow]] = [loop.create_future() for _ in block]
+        if block:
+            task = asyncio.ensure_future(self._score(block, rows))
             self.tasks.add(task)
             task.add_done_callback(self._forget)
-        position = 0
+        waiting = iter(rows)
         for job in held:
-            if isinstance(job, Pending):
-                assert task is not None
-                yield _pick(task, position)
-                position += 1
-            else:
-                yield job
+            yield next(waiting) if isinstance(job, Pending) else job
 
-    def _forget(self, task: asyncio.Future[list[ResultRow]]) -> None:
+    def _forget(self, task: asyncio.Future[None]) -> None:
         """Drop a finished block; its error reaches the rows awaiting it, and is not logged
         as never retrieved when the run stopped before them."""
         self.tasks.discard(task)
         if not task.cancelled():
             task.exception()
 
-    async def _score(self, block: list[Pending]) -> list[ResultRow]:
-        """Score a block on the least busy worker; if Ray gives up on that worker, on another."""
+    async def _score(self, block: list[Pending], rows: list[asyncio.Future[ResultRow]]) -> None:
+        """Score a block on the least busy worker, its rows delivered as they come; if that
+        worker dies, the records whose rows did not come back go again (to it once Ray has
+        restarted it, else to another), their requests so far added to their rows' usage."""
+        try:
+            await self._score_on_workers(block, rows)
+        except BaseException as exc:
+            for row in rows:
+                if not row.done():
+                    row.set_exception(exc)
+                    row.exception()  # raised where awaited; never logged as unretrieved
+            raise
+
+    async def _score_on_workers(
+        self, block: list[Pending], rows: list[asyncio.Future[ResultRow]]
+    ) -> None:
         errors = self.ray.exceptions
+        left = list(range(len(block)))
+        spent: dict[int, int] = {}  # requests sent by dead workers, per position
         lost: Exception | None = None
         while self.alive:
             chosen = min(self.alive, key=lambda i: self.load[i])
-            self.load[chosen] += 1
+            attempt = next(self.attempts)
+            self.load[chosen] += len(left)
             try:
-                rows: list[ResultRow] = await self.actors[chosen].score_block.remote(block)
-                return rows
+                stream = self.actors[chosen].score_block.remote(
+                    attempt, [(p, block[p]) for p in left]
+                )
+                async for ref in stream:
+                    scored: Scored = await ref
+                    for position, row in scored:
+                        self.load[chosen] -= 1
+                        rows[position].set_result(_with_spent(row, spent.pop(position, 0)))
+                return
             except errors.RayActorError as exc:
-                self.alive.discard(chosen)
                 lost = exc
+                left = [p for p in left if not rows[p].done()]
+                for position, count in (await self.tally.take.remote(attempt)).items():
+                    if position in left:
+                        spent[position] = spent.get(position, 0) + count
+                if not await self._restarted(chosen):
+                    self.alive.discard(chosen)
             except errors.RayTaskError as exc:  # raise_exceptions: the metric's own error
                 cause = exc.cause
                 raise (cause if isinstance(cause, BaseException) else exc) from None
             finally:
-                self.load[chosen] -= 1
-        first, last = block[0].item.where, block[-1].item.where
+                self.load[chosen] -= sum(1 for p in left if not rows[p].done())
+        first, last = block[left[0]].item.where, block[left[-1]].item.where
         why = (str(lost).strip().splitlines() or [type(lost).__name__])[0]  # Ray's is long
         raise RayWorkersLost(
             f"every Ray worker died ({RESTARTS} restarts each); the last scoring {first} to "
             f"{last}: {why} Every row before them is written: run again to resume"
         )
+
+    async def _restarted(self, index: int) -> bool:
+        """Whether Ray brought worker `index` back after it died (False: it gave up on it). A
+        restarted worker may die again before it answers: asked once per restart Ray may make."""
+        for _ in range(RESTARTS + 1):
+            try:
+                await asyncio.wait_for(self.actors[index].ready.remote(), START_TIMEOUT)
+            except self.ray.exceptions.RayActorError:
+                continue
+            except TimeoutError:
+                return False
+            return True
+        return False
 
     async def close(self) -> None:
         """Stop the workers (and the local runtime if this run started it)."""
@@ -259,11 +336,16 @@ class RayEngine:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        for actor in self.actors:
+        for actor in [*self.actors, self.tally]:
             self.ray.kill(actor)
         if self.started:
             self.ray.shutdown()
 
 
-async def _pick(task: asyncio.Future[list[ResultRow]], position: int) -> ResultRow:
-    return (await task)[position]
+def _with_spent(row: ResultRow, requests: int) -> ResultRow:
+    """`row` with `requests` more in its usage: those its record cost on a worker that died."""
+    if requests:
+        usage = usage_of(row.get("usage"))
+        usage.add(Usage(requests=requests))
+        row["usage"] = usage_entry(usage)
+    return row
