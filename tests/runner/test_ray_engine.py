@@ -244,10 +244,10 @@ def test_workers_share_the_limit_and_a_killed_ones_requests_are_counted(
     ray_address: str, tmp_path: Path, fault_server: Any
 ) -> None:
     """Two workers get 2 + 2 of the limit of 4 (each alone would send up to 8: two blocks of 4
-    records). Once both hold 2 requests at the server (records from 20 on are held), one is
-    killed: Ray starts another, the records whose rows had not come back are sent again, every
-    row is written once, and the run's request count is the server's, the dead worker's
-    requests included."""
+    records). Once both hold 2 requests at the server (records from 20 on are held) and have
+    reported them, one is killed: Ray starts another, the records whose rows had not come back
+    are sent again, every row is written once, and the run's request count is the server's,
+    the dead worker's requests included."""
     fault_server.reply(RELEVANT).forever()
     fault_server.hold(lambda body: bool(body) and _asked(body) >= 20)
     data = _questions(40, tmp_path / "d.jsonl")
@@ -255,6 +255,7 @@ def test_workers_share_the_limit_and_a_killed_ones_requests_are_counted(
 
     def kill_one() -> None:
         if fault_server.wait_until(lambda server: server.holding >= 4, timeout=120):
+            time.sleep(1.0)  # the workers report requests sent every 0.05 s (worker.py)
             killed.append(_worker_pids()[0])
             os.kill(killed[0], signal.SIGKILL)
         fault_server.release()

@@ -1,5 +1,5 @@
 """What travels between the Ray driver and its workers: a record to score (`Pending`) and the
-rows coming back (`Scored`). The worker imports this module and the driver imports both, so the
+reports coming back (`Scored`). The worker imports this module and the driver imports both, so the
 arrows go one way."""
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ class Pending:
     previous: ResultRow | None = None
 
 
-#: Rows a worker streams back from a block, each with its record's position in the block.
-Scored = list[tuple[int, ResultRow]]
+#: What a worker streams back from a block, every few hundredths of a second: the rows finished
+#: since (each with its record's position in the block) and, per position of a record still
+#: running, the requests sent for it so far.
+Scored = tuple[list[tuple[int, ResultRow]], dict[int, int]]
 
 
 def pending(

@@ -6,8 +6,8 @@ A worker scores a block with the local per-record scorer (engines/ray/worker.py)
 every endpoint's limit, so the limits hold in total. A run of fewer records than the workers'
 blocks hold is cut into one block per worker, so every worker and the whole limit are used. A
 worker that dies is restarted by Ray and the records of its blocks whose rows had not come back
-are sent again (none lost or doubled); the requests it sent for them are counted (the tally, in
-worker.py) and added to their rows' usage. When Ray gives up on a worker its blocks go to the
+are sent again (none lost or doubled); the requests it sent for them, as its last report before
+dying gave them, are added to their rows' usage. When Ray gives up on a worker its blocks go to the
 others, and when none is left the run stops with a `RayWorkersLost` (every row before is
 written; running again resumes).
 """
@@ -122,10 +122,9 @@ class RayEngine:
     """Ray actors scoring blocks of records for one run; `blocks` turns the run's jobs into
     per-record jobs that the local writer awaits in input order."""
 
-    def __init__(self, ray: Any, actors: list[Any], tally: Any, block: int, started: bool) -> None:
+    def __init__(self, ray: Any, actors: list[Any], block: int, started: bool) -> None:
         self.ray = ray
         self.actors = actors
-        self.tally = tally
         self.block = block
         self.started = started
         self.load = [0] * len(actors)  # records sent to each worker and not yet back
@@ -145,7 +144,7 @@ class RayEngine:
     ) -> RayEngine:
         """Connect to Ray and start the workers, each with its share of every limit; blocks
         are cut so that `records` (the records to score) reach every worker."""
-        from convoeval.engines.ray.worker import Tally, Worker, recipe, shares
+        from convoeval.engines.ray.worker import Worker, recipe, shares
 
         began = time.perf_counter()
         limits: dict[str, int] = {}
@@ -167,24 +166,22 @@ class RayEngine:
             remote = ray.remote(Worker).options(
                 num_cpus=1, max_restarts=RESTARTS, max_task_retries=0
             )
-            tally = ray.remote(Tally).options(num_cpus=0).remote()
             uses_main = [j is not None and j is plan.main for j in plan.per_metric]
             repeat = options.get("repeat") or 1
             raising = bool(options.get("raise_exceptions", False))
             try:
                 actors = [
-                    remote.remote(list(metrics), main, uses_main, share, repeat, raising, tally)
+                    remote.remote(list(metrics), main, uses_main, share, repeat, raising)
                     for share in shares(limits, workers)
                 ]
             except Exception as exc:  # pickling: a judge object or metric holding a lock
-                ray.kill(tally)
                 why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                 raise RayEngineError(
                     f"the run's metrics and judge cannot be sent to Ray workers ({why}); give "
                     "the judge as a spec ('offline', 'openai/MODEL'), an OpenAIJudge or a panel "
                     "of them"
                 ) from exc
-            engine = cls(ray, actors, tally, block, started)
+            engine = cls(ray, actors, block, started)
             try:
                 await engine._ready()
             except BaseException:
@@ -284,6 +281,7 @@ class RayEngine:
         spent: dict[int, int] = {}  # requests sent by dead workers, per position
         lost: Exception | None = None
         while self.alive:
+            running: dict[int, int] = {}  # the worker's last report: requests per record running
             chosen = min(self.alive, key=lambda i: self.load[i])
             attempt = next(self.attempts)
             self.load[chosen] += len(left)
@@ -293,16 +291,16 @@ class RayEngine:
                 )
                 async for ref in stream:
                     scored: Scored = await ref
-                    for position, row in scored:
+                    finished, running = scored
+                    for position, row in finished:
                         self.load[chosen] -= 1
                         rows[position].set_result(_with_spent(row, spent.pop(position, 0)))
                 return
             except errors.RayActorError as exc:
                 lost = exc
                 left = [p for p in left if not rows[p].done()]
-                for position, count in (await self.tally.take.remote(attempt)).items():
-                    if position in left:
-                        spent[position] = spent.get(position, 0) + count
+                for position, count in running.items():
+                    spent[position] = spent.get(position, 0) + count
                 if not await self._restarted(chosen):
                     self.alive.discard(chosen)
             except errors.RayTaskError as exc:  # raise_exceptions: the metric's own error
@@ -336,7 +334,7 @@ class RayEngine:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        for actor in [*self.actors, self.tally]:
+        for actor in self.actors:
             self.ray.kill(actor)
         if self.started:
             self.ray.shutdown()

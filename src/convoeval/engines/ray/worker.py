@@ -1,7 +1,7 @@
 """The Ray side of a run: how a judge is rebuilt on a worker with its share of every endpoint's
-limit; the worker actor, which scores blocks of records with the local per-record scorer and
-streams their rows back as they finish; and the tally, which counts every request a worker sends
-before it is sent, so the requests of a worker that dies are still counted.
+limit, and the worker actor, which scores blocks of records with the local per-record scorer and
+streams back their rows as they finish, with the requests sent so far for the others (so the
+requests of a worker that dies are still counted).
 
 Judges hold connections, locks and a cache handle, so they are not sent to workers as objects:
 each becomes a recipe (the offline judge, an OpenAI-compatible judge's settings, a panel of
@@ -82,71 +82,19 @@ def build(recipe_: Recipe | None, share: dict[str, int], registry: EndpointRegis
     return recipe_[1]
 
 
-#: Seconds a worker waits after a row is ready for more to send with it (fewer, bigger messages).
+#: Seconds between a worker's reports on a block: the rows finished and the requests sent since.
 STREAM_EVERY = 0.05
 #: The block attempt and position of the record a worker task is scoring (set per record task).
 _SCORING: ContextVar[tuple[int, int] | None] = ContextVar("convoeval_ray_scoring", default=None)
 
 
-class Tally:
-    """A Ray actor (no CPU of its own) that counts each block attempt's requests per record,
-    told before each request is sent; the driver takes the counts of an attempt whose worker
-    died, so its requests reach the run's usage though their rows were lost."""
-
-    def __init__(self) -> None:
-        self.sent: dict[int, dict[int, int]] = {}
-
-    def note(self, scoring: list[tuple[int, int]]) -> None:
-        for attempt, position in scoring:
-            counts = self.sent.setdefault(attempt, {})
-            counts[position] = counts.get(position, 0) + 1
-
-    def take(self, attempt: int) -> dict[int, int]:
-        """Requests sent per record position by `attempt` (forgotten here)."""
-        return self.sent.pop(attempt, {})
-
-
-class _Notes:
-    """Tells the tally about requests before they are sent, many in one call: a request waits
-    for the call that carries it (one call in flight; the next gathers what came meanwhile)."""
-
-    def __init__(self, tally: Any) -> None:
-        self.tally = tally
-        self.batch: list[tuple[int, int]] = []
-        self.done: asyncio.Future[None] | None = None
-        self.sending: asyncio.Future[None] | None = None
-
-    async def note(self, scoring: tuple[int, int]) -> None:
-        if self.done is None:
-            self.done = asyncio.get_running_loop().create_future()
-        self.batch.append(scoring)
-        done = self.done
-        if self.sending is None:
-            self.sending = asyncio.ensure_future(self._send())
-        await asyncio.shield(done)
-
-    async def _send(self) -> None:
-        try:
-            while self.done is not None:
-                done, batch = self.done, self.batch
-                self.done, self.batch = None, []
-                try:
-                    await self.tally.note.remote(batch)
-                except Exception as exc:  # the tally is gone: the requests cannot be counted
-                    done.set_exception(exc)
-                    done.exception()  # raised where awaited, never logged as unretrieved
-                else:
-                    done.set_result(None)
-        finally:
-            self.sending = None
-
-
 class _Counted:
-    """A judge's limiter whose every slot is counted by the tally before its request goes."""
+    """A judge's limiter whose every slot (one request sent) is counted for the record whose
+    task takes it, so a block's report says what its unfinished records have cost so far."""
 
-    def __init__(self, inner: Any, notes: _Notes) -> None:
+    def __init__(self, inner: Any, sent: dict[int, dict[int, int]]) -> None:
         self.inner = inner
-        self.notes = notes
+        self.sent = sent
 
     @property
     def limit(self) -> int:
@@ -157,11 +105,13 @@ class _Counted:
         async with self.inner.slot():
             scoring = _SCORING.get()
             if scoring is not None:
-                await self.notes.note(scoring)
+                counts = self.sent.get(scoring[0])
+                if counts is not None:
+                    counts[scoring[1]] = counts.get(scoring[1], 0) + 1
             yield
 
 
-def _count_requests(judges: list[Any], notes: _Notes) -> None:
+def _count_requests(judges: list[Any], sent: dict[int, dict[int, int]]) -> None:
     """Count the requests of every LLM judge among `judges` (panel members too), each limiter
     (shared by judges on one endpoint) wrapped once."""
     wrapped: dict[int, _Counted] = {}
@@ -170,7 +120,7 @@ def _count_requests(judges: list[Any], notes: _Notes) -> None:
             if isinstance(one, LLMJudge) and one._limiter is not None:
                 inner = one._limiter
                 if id(inner) not in wrapped:
-                    wrapped[id(inner)] = _Counted(inner, notes)
+                    wrapped[id(inner)] = _Counted(inner, sent)
                 one._limiter = wrapped[id(inner)]  # type: ignore[assignment]
 
 
@@ -186,13 +136,13 @@ class Worker:
         share: dict[str, int],
         repeat: int,
         raise_exceptions: bool,
-        tally: Any,
     ) -> None:
         self.registry = EndpointRegistry()
         self.metrics = {m.name: m for m in metrics}
         judge = build(main, share, self.registry)
-        self.tally = tally
-        _count_requests([judge], _Notes(tally))
+        #: Per block attempt: requests sent so far for each record not yet reported finished.
+        self.sent: dict[int, dict[int, int]] = {}
+        _count_requests([judge], self.sent)
         self.judges = {
             m.name: judge if u else None for m, u in zip(metrics, uses_main, strict=True)
         }
@@ -218,16 +168,21 @@ class Worker:
         self, attempt: int, block: list[tuple[int, Pending]]
     ) -> AsyncIterator[Scored]:
         """Score every record of `block` at once (the judges' limits bound the requests) and
-        yield their rows as they finish, those ready within `STREAM_EVERY` s together."""
+        report every `STREAM_EVERY` s: the rows finished since, and the requests sent so far for
+        the records still running (what they cost if this worker dies before they finish)."""
+        sent = self.sent[attempt] = {}
         running = {asyncio.ensure_future(self._one(attempt, p, one)) for p, one in block}
+        reported: dict[int, int] = {}
         try:
             while running:
-                done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                if running:
-                    more, running = await asyncio.wait(running, timeout=STREAM_EVERY)
-                    done |= more
-                yield [task.result() for task in done]
+                done, running = await asyncio.wait(running, timeout=STREAM_EVERY)
+                rows = [task.result() for task in done]
+                for position, _ in rows:
+                    sent.pop(position, None)  # its row carries its usage
+                if rows or sent != reported:
+                    reported = dict(sent)
+                    yield rows, reported
         finally:
             for task in running:
                 task.cancel()
-        self.tally.take.remote(attempt)  # every row went back: its counts are not needed
+            del self.sent[attempt]
