@@ -1,6 +1,8 @@
 """The Ray engine on a real local Ray runtime (one per test session, 127.0.0.1 only, no dashboard,
-no usage stats): rows identical to a local run and in input order, the endpoint limit shared by
-the workers, a worker killed mid-run (replaced, its blocks run again), a killed
+no usage stats): rows identical to a local run and in input order, a small run split over every
+worker and the whole limit (joined through `RAY_ADDRESS`, start-up apart in the summary), the
+endpoint limit shared by the workers, a worker killed mid-run (replaced, the records whose rows
+had not come back sent again, its requests counted), a killed
 `convoeval run --engine ray` resumed with no request repeated for a written row, and a run that
 loses every worker (exit 130, its rows kept, resumed).
 
@@ -285,6 +287,8 @@ def test_workers_share_the_limit_and_a_killed_ones_requests_are_counted(
     assert result.summary()["conversation_relevancy"]["scored"] == 40
     asked = Counter(_asked(b) for b in fault_server.bodies if b)
     assert set(asked) == set(range(40)) and sum(asked.values()) > 40  # some asked again
+    assert {i for i, n in asked.items() if n > 1} <= set(range(20, 40))  # only rows not back
+    assert {r["index"]: r["usage"]["requests"] for r in rows} == dict(asked)
     assert result.usage.requests == len(fault_server.bodies) == sum(asked.values())
     assert fault_server.peak <= 4
 

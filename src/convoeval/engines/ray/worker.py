@@ -73,7 +73,9 @@ def build(recipe_: Recipe | None, share: dict[str, int], registry: EndpointRegis
         from convoeval.judges.offline import Embedder, OfflineJudge, OfflineKit
 
         threads = max(1, int(os.environ.get("OMP_NUM_THREADS") or 1))  # Ray sets it to num_cpus
-        return OfflineJudge(OfflineKit(Embedder(threads=threads)))
+        embedder = Embedder(threads=threads)
+        embedder.load()  # while the worker starts: start-up, not scoring time
+        return OfflineJudge(OfflineKit(embedder))
     if kind == "panel":
         return JudgePanel([build(r, share, registry) for r in recipe_[1]], left_out=recipe_[2])
     if kind == "openai":
