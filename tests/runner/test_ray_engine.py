@@ -290,6 +290,8 @@ def test_workers_share_the_limit_and_a_killed_ones_requests_are_counted(
     assert {i for i, n in asked.items() if n > 1} <= set(range(20, 40))  # only rows not back
     assert {r["index"]: r["usage"]["requests"] for r in rows} == dict(asked)
     assert result.usage.requests == len(fault_server.bodies) == sum(asked.values())
+    engine = result.meta["engine"]  # in Python too: start-up apart from scoring
+    assert engine["workers"] == 2 and engine["startup_s"] > 0 and engine["scoring_s"] > 0
     assert fault_server.peak <= 4
 
 
