@@ -40,7 +40,7 @@ from _agreement_clinc import FIT_LISTS, clinc  # noqa: E402
 from _agreement_dbdc3 import dbdc3  # noqa: E402
 from _agreement_metric_path import metric_path  # noqa: E402
 from _agreement_xstest import refusal_styles, xstest  # noqa: E402
-from _data import add_labelled_options, missing_labelled  # noqa: E402
+from _data import LABELLED, SHARED_DATA, add_labelled_options, missing_labelled  # noqa: E402
 from _embed_cache import DiskCachedEmbedder  # noqa: E402
 from _stats import (  # noqa: E402
     Figures,
@@ -73,31 +73,77 @@ def speed(texts: list[str], out: Figures) -> None:
 
 # ---------------------------------------------------------------------------------------- print
 #: Name parts that mark a grouped out-of-fold figure, a figure on rows never used to fit or choose
-#: anything, and an in-sample one.
-OUT_OF_FOLD = (".lomo", ".oof", ".lolo")
+#: anything, and one on all the given rows.
+OUT_OF_FOLD = (".lomo", ".oof", ".lolo", ".loso")
 HELD_OUT = ".held_out"
 IN_SAMPLE = ".in_sample"
+#: Figures of an earlier calibration kept for comparison: never the shipped judge's.
+PREVIOUS = ".previous_calibration."
+#: The section titles, in printing order.
+SHIPPED = "shipped: the shipped judge on rows it was not fitted on"
+REFIT_OOF = "refit on these rows, grouped out of fold (constants refitted without the rows scored)"
+HEADLINE_OOF = "headline: grouped, out of fold (constants refitted without the rows scored)"
+HELD = "held out: rows never used to fit or choose anything, shipped constants"
+HELD_REFIT = (
+    "held out: rows never used to fit or choose anything, constants refitted on the given rows"
+)
+SHIPPED_IN_SAMPLE = "in sample: shipped constants on the rows they were fitted on"
+REFIT_IN_SAMPLE = "refit on these rows (in-sample)"
+BASELINES = "baselines, earlier calibrations, counts and time"
 
 
-def grouped(values: dict[str, Any]) -> list[tuple[str, list[str]]]:
-    """The figure names in printing order: the grouped out-of-fold headline first, then figures
-    on held-out rows, then in-sample ones, then baselines and counts (each in the order made)."""
-    sections: dict[str, list[str]] = {
-        "headline: grouped, out of fold": [],
-        "held out: rows never used to fit or choose anything, shipped constants": [],
-        "in sample: shipped constants on the rows they were fitted on": [],
-        "baselines, counts and time": [],
-    }
-    titles = list(sections)
+def fitted_files(args: argparse.Namespace) -> dict[str, bool]:
+    """Per labelled dataset (`xstest`, `clinc`, `dbdc3`), whether the file given is the dev file
+    the shipped constants were fitted on (the same bytes as the one in ../shared/data)."""
+    same = {}
+    for name, file in LABELLED.items():
+        given, dev = Path(getattr(args, name)), SHARED_DATA / file
+        same[name] = dev.is_file() and given.is_file() and given.read_bytes() == dev.read_bytes()
+    return same
+
+
+def labelled(name: str, fitted: dict[str, bool], refit: bool) -> tuple[str, str]:
+    """(section title, printed name) of figure `name`: the shipped judge's figures on a file it
+    was not fitted on are the headline, named `.shipped`; refits on such a file are named
+    `.refit_...`; with `refit` (--fit) the all-rows figures are the refit, named so."""
+    dataset = name.split(".", 1)[0]
+    seen = fitted.get(dataset, True)  # figures of no given file (styles, seconds) count as seen
+    if PREVIOUS in name:
+        return BASELINES, name if seen else name.replace(IN_SAMPLE, ".not_fitted_on_these_rows")
+    if IN_SAMPLE in name:
+        if refit:
+            return REFIT_IN_SAMPLE, name.replace(IN_SAMPLE, ".refit_in_sample")
+        return (SHIPPED_IN_SAMPLE, name) if seen else (SHIPPED, name.replace(IN_SAMPLE, ".shipped"))
+    if HELD_OUT in name:
+        return (HELD_REFIT if refit else HELD), name
+    mark = next((m for m in OUT_OF_FOLD if m in name), None)
+    if mark and "baseline" not in name:
+        return (
+            (HEADLINE_OOF, name) if seen else (REFIT_OOF, name.replace(mark, f".refit_{mark[1:]}"))
+        )
+    return BASELINES, name
+
+
+def grouped(
+    values: dict[str, Any], fitted: dict[str, bool] | None = None, refit: bool = False
+) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The sections in printing order, each with its (printed name, figure name) pairs: the
+    shipped judge on unseen rows first, then the grouped out-of-fold refits, held-out rows,
+    all-rows figures, then baselines and counts (each in the order made)."""
+    order = (
+        SHIPPED,
+        HEADLINE_OOF,
+        REFIT_OOF,
+        HELD,
+        HELD_REFIT,
+        SHIPPED_IN_SAMPLE,
+        REFIT_IN_SAMPLE,
+        BASELINES,
+    )
+    sections: dict[str, list[tuple[str, str]]] = {title: [] for title in order}
     for name in values:
-        if IN_SAMPLE in name:
-            sections[titles[2]].append(name)
-        elif HELD_OUT in name:
-            sections[titles[1]].append(name)
-        elif any(mark in name for mark in OUT_OF_FOLD) and "baseline" not in name:
-            sections[titles[0]].append(name)
-        else:
-            sections[titles[3]].append(name)
+        title, shown = labelled(name, fitted or {}, refit)
+        sections[title].append((shown, name))
     return [(title, names) for title, names in sections.items() if names]
 
 
@@ -148,12 +194,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         embedder.save()
     out.put("seconds", time.perf_counter() - started)
-    for title, names in grouped(out.values):
+    for title, names in grouped(out.values, fitted_files(args), args.fit):
         print(f"# {title}")
-        for name in names:
+        for shown, name in names:
             value = out.values[name]
-            shown = f"{value:.3f}" if isinstance(value, float) else str(value)
-            print(f"{name}: {shown}")
+            print(f"{shown}: {value:.3f}" if isinstance(value, float) else f"{shown}: {value}")
     if args.fit:
         print("\n# fitted constants for calibration.py")
         for name, value in out.constants.items():
