@@ -178,11 +178,11 @@ def leave_one_system_out(t: Turns, out: Figures) -> None:
         out.put_interval(gain, grouped_bootstrap(paired, t.dialogue[test]))
         previous = previous_probabilities(t.previous[test])
         out.put(
-            f"dbdc3.previous_calibration.spearman.in_sample.{name}",
+            f"dbdc3.previous_calibration.spearman.in_sample.system.{name}",
             spearman(previous, t.target[test]),
         )
         out.put(
-            f"dbdc3.previous_calibration.agreement.in_sample.{name}",
+            f"dbdc3.previous_calibration.agreement.in_sample.system.{name}",
             t.agreement(previous >= 0.5, test),
         )
     for key, values in worst.items():

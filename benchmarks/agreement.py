@@ -3,24 +3,29 @@
 Usage: python benchmarks/agreement.py [--xstest FILE] [--clinc FILE] [--dbdc3 FILE] [--fit]
        python benchmarks/agreement.py --judge openai/MODEL [--base-url URL] [--limit N]
 
-Prints one `name: value` line per figure, in four sections under `# ` title lines. The headline
-comes first: grouped, out-of-fold figures (`.oof`, `.lomo`, `.lolo`, `.lolo14`), where whatever is
-fitted or chosen (weights, thresholds, temperature) is refitted without the rows it is scored on,
-and rows that share what leaks stay together: XSTest by prompt and by model (leave one model out),
-CLINC150 by topic list (leave one list out, chosen on lists sharing no domain), DBDC3 by
-dialogue. The main ones are each followed by `NAME.ci95: LOW-HIGH`, a 95% percentile bootstrap
-interval (benchmarks/_stats.py `grouped_bootstrap`, seeded, 2,000 resamples) over the out-of-fold
-predictions, nothing refitted: XSTest prompts drawn whole, DBDC3 dialogues drawn whole, CLINC150
-intents drawn whole within their domain. Then `.held_out` figures: the shipped constants on rows
-never used to fit or choose them (ten more CLINC150 lists, the hand-written
-benchmarks/refusal_styles.jsonl). Then `.in_sample`
-figures: the shipped constants on the rows they were fitted on. Then baselines and counts. With
---fit it also refits the constants on all the given rows and prints them as a block for
-src/convoeval/judges/offline/calibration.py. Embeddings are cached in a file under /tmp
-(benchmarks/_embed_cache.py). With --judge SPEC the same datasets go through the metric steps
-with that judge instead (benchmarks/_agreement_llm.py). Without --fit it also prints the in-sample
-figures per verdict (`.per_topic.`, `.per_exchange.`), counted through the metrics' steps as
-`convoeval agree` counts them (benchmarks/_agreement_metric_path.py, benchmarks/agree_check.py).
+Prints one `name: value` line per figure in sections under `# ` title lines; what a section holds
+depends on whether each given file shares rows with the dev file the constants were fitted on.
+On a file it was not fitted on, the shipped judge's figures come first (section `shipped`, names
+ending `.shipped`), and the constants refitted on that file's rows follow under names that say so
+(`.refit_oof`, `.refit_loso`, ...). On the dev files the headline is the grouped out-of-fold
+figures (`.oof`, `.lomo`, `.lolo`, `.lolo14`, `.loso`), where whatever is fitted or chosen is
+refitted without the rows it is scored on, and rows that share what leaks stay together: XSTest by
+prompt and by model (leave one model out), CLINC150 by topic list (leave one list out), DBDC3 by
+system (leave one system out, with plain cosine and the previous calibration beside each system)
+and by dialogue. The main ones are each followed by `NAME.ci95: LOW-HIGH`, a 95% percentile
+bootstrap interval (benchmarks/_stats.py `grouped_bootstrap`, seeded, 2,000 resamples) over the
+out-of-fold predictions, nothing refitted: XSTest prompts drawn whole, DBDC3 dialogues drawn
+whole, CLINC150 intents drawn whole within their domain. Then `.held_out` figures (rows never used
+to fit or choose anything: ten more CLINC150 lists, benchmarks/refusal_styles.jsonl), then
+`.in_sample` figures: the shipped constants on the rows they were fitted on. With --fit the
+constants are refitted on all the given rows and printed as a block for
+src/convoeval/judges/offline/calibration.py, and the all-rows figures are that refit's, named
+`.refit_in_sample`. Embeddings are cached under the run's cache folder (`CONVOEVAL_CACHE_DIR`,
+else the library's default cache dir; benchmarks/_embed_cache.py). With --judge SPEC the same
+datasets go through the metric steps with that judge instead (benchmarks/_agreement_llm.py).
+Without --fit it also prints the figures per verdict (`.per_topic.`, `.per_exchange.`), counted
+through the metrics' steps as `convoeval agree` counts them (benchmarks/_agreement_metric_path.py,
+benchmarks/agree_check.py).
 """
 
 from __future__ import annotations
@@ -77,6 +82,9 @@ def speed(texts: list[str], out: Figures) -> None:
 OUT_OF_FOLD = (".lomo", ".oof", ".lolo", ".loso")
 HELD_OUT = ".held_out"
 IN_SAMPLE = ".in_sample"
+#: Name parts of the figures of one left-out system (its model, plain cosine and the previous
+#: calibration are printed together).
+PER_SYSTEM = (".loso.", ".system.")
 #: Figures of an earlier calibration kept for comparison: never the shipped judge's.
 PREVIOUS = ".previous_calibration."
 #: The section titles, in printing order.
@@ -93,13 +101,22 @@ BASELINES = "baselines, earlier calibrations, counts and time"
 
 
 def fitted_files(args: argparse.Namespace) -> dict[str, bool]:
-    """Per labelled dataset (`xstest`, `clinc`, `dbdc3`), whether the file given is the dev file
-    the shipped constants were fitted on (the same bytes as the one in ../shared/data)."""
-    same = {}
-    for name, file in LABELLED.items():
-        given, dev = Path(getattr(args, name)), SHARED_DATA / file
-        same[name] = dev.is_file() and given.is_file() and given.read_bytes() == dev.read_bytes()
-    return same
+    """Per labelled dataset (`xstest`, `clinc`, `dbdc3`), whether the file given shares any row
+    with the dev file the shipped constants were fitted on (in ../shared/data): then the shipped
+    figures on it are in sample."""
+    return {
+        name: bool(_rows(getattr(args, name)) & _rows(SHARED_DATA / file))
+        for name, file in LABELLED.items()
+    }
+
+
+def _rows(path: Path) -> set[str]:
+    """The non-blank lines of a JSON Lines file, stripped (none when it is absent)."""
+    if not Path(path).is_file():
+        return set()
+    return {
+        line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()
+    }
 
 
 def labelled(name: str, fitted: dict[str, bool], refit: bool) -> tuple[str, str]:
@@ -108,6 +125,14 @@ def labelled(name: str, fitted: dict[str, bool], refit: bool) -> tuple[str, str]
     `.refit_...`; with `refit` (--fit) the all-rows figures are the refit, named so."""
     dataset = name.split(".", 1)[0]
     seen = fitted.get(dataset, True)  # figures of no given file (styles, seconds) count as seen
+    if any(mark in name for mark in PER_SYSTEM):  # one left-out system: baselines stay beside
+        if PREVIOUS in name:
+            return (
+                (HEADLINE_OOF, name)
+                if seen
+                else (REFIT_OOF, name.replace(IN_SAMPLE, ".not_fitted_on_these_rows"))
+            )
+        return (HEADLINE_OOF, name) if seen else (REFIT_OOF, name.replace(".loso", ".refit_loso"))
     if PREVIOUS in name:
         return BASELINES, name if seen else name.replace(IN_SAMPLE, ".not_fitted_on_these_rows")
     if IN_SAMPLE in name:

@@ -5,7 +5,7 @@ embedding cache lives under the run's cache folder, never the system temp dir.""
 from __future__ import annotations
 
 import argparse
-import shutil
+import json
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -24,6 +24,7 @@ VALUES: dict[str, Any] = {
     "dbdc3.system_turns": 10,
     "dbdc3.relevancy.spearman.loso.CIC_115": 0.1,
     "dbdc3.baseline.plain_cosine.spearman.loso.CIC_115": 0.1,
+    "dbdc3.previous_calibration.spearman.in_sample.system.CIC_115": 0.2,
     "dbdc3.relevancy.spearman.oof": 0.3,
     "dbdc3.relevancy.spearman.in_sample": 0.31,
     "dbdc3.previous_calibration.spearman.in_sample": 0.4,
@@ -63,6 +64,8 @@ def test_on_an_unseen_file_the_shipped_figures_are_the_headline(agreement: Any) 
     refits = flat[agreement.REFIT_OOF]
     assert refits == [
         "dbdc3.relevancy.spearman.refit_loso.CIC_115",
+        "dbdc3.baseline.plain_cosine.spearman.refit_loso.CIC_115",
+        "dbdc3.previous_calibration.spearman.not_fitted_on_these_rows.system.CIC_115",
         "dbdc3.relevancy.spearman.refit_oof",
     ]
     # the dev file given for xstest keeps its labels; the previous calibration is no headline
@@ -79,6 +82,12 @@ def test_on_the_dev_files_shipped_figures_are_labelled_in_sample(agreement: Any)
     assert agreement.SHIPPED not in flat and agreement.REFIT_OOF not in flat
     assert "dbdc3.relevancy.spearman.in_sample" in flat[agreement.SHIPPED_IN_SAMPLE]
     assert next(iter(flat)) == agreement.HEADLINE_OOF
+    # plain cosine and the previous calibration (in-sample, so named) beside each left-out system
+    assert flat[agreement.HEADLINE_OOF][:3] == [
+        "dbdc3.relevancy.spearman.loso.CIC_115",
+        "dbdc3.baseline.plain_cosine.spearman.loso.CIC_115",
+        "dbdc3.previous_calibration.spearman.in_sample.system.CIC_115",
+    ]
 
 
 def test_with_fit_the_all_rows_figures_are_named_refits(agreement: Any) -> None:
@@ -94,19 +103,20 @@ def test_with_fit_the_all_rows_figures_are_named_refits(agreement: Any) -> None:
         assert agreement.HELD_REFIT in flat
 
 
-def test_a_file_is_fitted_on_when_it_has_the_dev_files_bytes(
+def test_a_file_is_fitted_on_when_it_shares_a_row_with_the_dev_file(
     agreement: Any, tmp_path: Path
 ) -> None:
-    dev = shared_file(DBDC3)
-    copy, other = tmp_path / "copy.jsonl", tmp_path / "other.jsonl"
-    shutil.copyfile(dev, copy)
-    other.write_text(dev.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
-    clinc = shared_file("clinc150_scope_dev.jsonl")
-    absent = tmp_path / "absent.jsonl"
-    fitted = agreement.fitted_files(argparse.Namespace(xstest=absent, clinc=clinc, dbdc3=copy))
+    dev_rows = shared_file(DBDC3).read_text(encoding="utf-8").splitlines()
+    subset, unseen = tmp_path / "subset.jsonl", tmp_path / "unseen.jsonl"
+    subset.write_text("\n".join(dev_rows[5:8]) + "\n", encoding="utf-8")
+    row = json.loads(dev_rows[0])
+    row["dialogue_id"] = "NEW0001"  # a row the constants never saw
+    unseen.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    clinc, absent = shared_file("clinc150_scope_dev.jsonl"), tmp_path / "absent.jsonl"
+    fitted = agreement.fitted_files(argparse.Namespace(xstest=absent, clinc=clinc, dbdc3=subset))
     assert fitted == {"xstest": False, "clinc": True, "dbdc3": True}
-    unseen = agreement.fitted_files(argparse.Namespace(xstest=absent, clinc=clinc, dbdc3=other))
-    assert unseen["dbdc3"] is False
+    other = agreement.fitted_files(argparse.Namespace(xstest=absent, clinc=clinc, dbdc3=unseen))
+    assert other["dbdc3"] is False
 
 
 def test_the_embedding_cache_lives_under_the_run_cache_folder(
@@ -135,3 +145,37 @@ def test_without_the_setting_the_cache_is_the_library_default(
     monkeypatch.delenv("CONVOEVAL_CACHE_DIR", raising=False)
     assert _embed_cache.cache_file().parent == default_cache_dir()
     assert Path(tempfile.gettempdir()) not in _embed_cache.cache_file().parents
+
+
+def test_each_left_out_system_is_printed_beside_plain_cosine_and_the_previous_calibration(
+    agreement: Any,
+) -> None:
+    """The DBDC3 figures on 8 dialogues of two systems: per left-out system the shipped model,
+    plain cosine (its Spearman the same: the shipped score is that cosine) and the previous
+    calibration, and the shipped kit's own scores on all rows."""
+    import _agreement_dbdc3
+    import _stats
+
+    from convoeval.judges.offline.kit import get_kit
+
+    rows = _stats.read_jsonl(shared_file(DBDC3))
+    dialogues = [r for r in rows if r["subset"] == "IRIS_100"][:4]
+    dialogues += [r for r in rows if r["subset"] == "TKTK_100"][:4]
+    out = _stats.Figures(values={}, constants={})
+    _agreement_dbdc3.dbdc3(get_kit(), dialogues, False, out)
+    v = out.values
+    assert v["dbdc3.systems"] == 2
+    for system in ("IRIS_100", "TKTK_100"):
+        shipped = v[f"dbdc3.relevancy.spearman.loso.{system}"]
+        assert shipped == v[f"dbdc3.baseline.plain_cosine.spearman.loso.{system}"]
+        assert f"dbdc3.baseline.window_cosine.agreement.loso.{system}" in v
+        assert f"dbdc3.previous_calibration.spearman.in_sample.system.{system}" in v
+        assert f"dbdc3.relevancy.spearman.loso.{system}.ci95" in v
+    assert v["dbdc3.relevancy.spearman.in_sample"] == pytest.approx(
+        v["dbdc3.baseline.plain_cosine.spearman"], abs=1e-12
+    )
+    sections = dict(agreement.grouped(v, {"dbdc3": True}))
+    headline = [name for _, name in sections[agreement.HEADLINE_OOF]]
+    assert headline.index("dbdc3.baseline.plain_cosine.spearman.loso.IRIS_100") == (
+        headline.index("dbdc3.relevancy.spearman.loso.IRIS_100") + 3  # after its ci95, agreement
+    )
