@@ -144,6 +144,9 @@ def leave_one_system_out(t: Turns, out: Figures) -> None:
         test = np.flatnonzero(t.system == name)
         train = np.flatnonzero(t.system != name)
         _, cut = t.fit_shipped(train)
+        voted = t.voted(test)
+        out.put(f"dbdc3.majority_turns.system.{name}", len(voted))
+        out.put(f"dbdc3.relevant_share.system.{name}", float(t.relevant[voted].mean()))
         refit = t.previous_refit(train, test)
         rows: dict[str, tuple[F64, Bools]] = {
             "relevancy": (t.cosine[test], t.cosine[test] >= cut),

@@ -80,3 +80,45 @@ def test_the_threshold_cosine_reads_one_half(embedder: Embedder) -> None:
     (cosine,) = reply_input_cosines([window], embedder.embed)
     (at,) = relevance_probabilities([window], embedder.embed, threshold=float(cosine))
     assert at == pytest.approx(0.5, abs=1e-9)
+
+
+def test_a_short_reply_on_a_near_subject_reads_as_relevant(kit: OfflineKit) -> None:
+    """The known cost of the plain cosine (benchmarks/README.md): a short shipping answer to a
+    warranty question passes, the examples' longer one does not."""
+    windows = [
+        Window.of([], QUESTION, "Standard shipping takes 3 to 5 business days."),
+        Window.of(
+            [],
+            QUESTION,
+            "Standard shipping takes 3 to 5 business days, and express shipping arrives "
+            "the next day.",
+        ),
+    ]
+    short, longer = kit.relevance_scores(windows)
+    assert round(short, 3) == 0.571 and round(longer, 3) == 0.390
+
+
+def test_offline_verdicts_are_the_same_at_any_window_size() -> None:
+    """docs/metrics/turn-relevancy.md: the offline judge reads the request alone, so the window
+    size does not change its verdicts."""
+    from convoeval import ConversationalTestCase, ConversationRelevancyMetric, ModelTestCase
+
+    case = ConversationalTestCase(
+        turns=[
+            ModelTestCase(
+                input="Can you recommend a laptop for programming?",
+                actual_output="A 14-inch model with 16 GB RAM.",
+            ),
+            ModelTestCase(input="How much is it?", actual_output="About 1,200 dollars."),
+            ModelTestCase(
+                input="Does it come in blue?", actual_output="Bananas are rich in potassium."
+            ),
+            ModelTestCase(input=QUESTION, actual_output="Two years on hardware faults."),
+        ]
+    )
+    results = []
+    for size in (1, 3, 10):
+        metric = ConversationRelevancyMetric(window_size=size)
+        results.append((metric.measure(case), metric.reason))
+    assert results[0] == results[1] == results[2]
+    assert results[0][0] == 0.75  # the banana reply alone is judged irrelevant
