@@ -13,11 +13,28 @@ from typing import Any, TypeVar
 
 import click
 
-from convoeval.io.records import FORMATS as DATA_FORMATS
-
 F = TypeVar("F", bound=Callable[..., Any])
 
-FORMATS = click.Choice(list(DATA_FORMATS))
+
+class _DataFormats(click.Choice):  # type: ignore[type-arg]
+    """`--format`'s choices, `convoeval.io.records.FORMATS`, read when first needed (parsing or
+    `--help` of a command that has the option), so the command line starts without the readers."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property  # type: ignore[override]
+    def choices(self) -> list[str]:
+        from convoeval.io.records import FORMATS as DATA_FORMATS
+
+        return list(DATA_FORMATS)
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        """Ignored: the choices are always the readers' formats."""
+
+
+FORMATS = _DataFormats()
 FORMAT_OPTION = click.option(
     "--format",
     "layout",

@@ -34,6 +34,7 @@ from convoeval.cli.output import (
     EXIT_BUG,
     EXIT_FAIL_UNDER,
     EXIT_FAILED,
+    EXIT_INPUT,
     EXIT_INTERRUPTED,
     bug_lines,
     error_lines,
@@ -173,16 +174,13 @@ def run(
     130 interrupted, or a Ray run that lost every worker (the rows written are kept: run again
     to resume).
     """
-    from convoeval.engines.ray.engine import RayWorkersLost
     from convoeval.errors import ConvoevalError, one_spelling
     from convoeval.judges import JudgeAuthError, resolve_judge
-    from convoeval.judges.offline.loading import quiet_loading
     from convoeval.runner import evaluate
     from convoeval.runner._lock import check_writable
     from convoeval.runner._plan import build_metrics, check_gates, metric_ranges
     from convoeval.stats.trials import parse_trials_option
 
-    quiet_loading(quiet)  # -q: no "loading the offline judge" line either
     limits = pairs(thresholds, "--threshold")
     given_prices = parse_prices(prices)
     gates = pairs(fail_under, "--fail-under")
@@ -238,12 +236,10 @@ def run(
             **engine_options(engine, ray_address, ray_workers, ray_block_size),
         )
         gate = result.gate(gates, mode, pass_rate)
-    except RayWorkersLost as exc:  # stopped part-way, as an interrupted run: resumable
-        fail(error_lines(exc), EXIT_INTERRUPTED)
     except JudgeAuthError as exc:
         fail(refused_lines(exc, target), EXIT_AUTH)
-    except ConvoevalError as exc:
-        fail(error_lines(exc))
+    except ConvoevalError as exc:  # a Ray run that lost every worker stopped as if interrupted
+        fail(error_lines(exc), EXIT_INTERRUPTED if _workers_lost(exc, engine) else EXIT_INPUT)
     except KeyboardInterrupt:
         fail(["interrupted: run the same command again to resume"], EXIT_INTERRUPTED)
     except click.ClickException:
@@ -273,3 +269,13 @@ def run(
         )
     if gate:
         fail(gate, EXIT_FAILED if failed else EXIT_FAIL_UNDER)
+
+
+def _workers_lost(exc: Exception, engine: str) -> bool:
+    """Whether `exc` is a Ray run's loss of every worker (resumable, exit 130); the Ray engine's
+    module loads only for a Ray run."""
+    if engine != "ray":
+        return False
+    from convoeval.engines.ray.engine import RayWorkersLost
+
+    return isinstance(exc, RayWorkersLost)
