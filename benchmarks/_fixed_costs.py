@@ -89,9 +89,10 @@ def write_data(path: Path, count: int) -> Path:
     return path
 
 
-#: One process: import convoeval, build the judge, then `evaluate()` the same conversations
-#: REPEATS times (answer cache off, so each call sends its requests); prints the import time and
-#: each call's wall time as JSON. argv: URL, conversations, concurrency, repeats.
+#: One process: import convoeval, then make the judge and `evaluate()` the same conversations
+#: REPEATS times with it (answer cache off, so each call sends its requests); prints the import
+#: time and each call's wall time (the first with making the judge) as JSON. argv: URL,
+#: conversations, concurrency, repeats.
 _EVALUATE = """
 import json, os, sys, tempfile, time
 sys.path.insert(0, {here!r})
@@ -103,11 +104,12 @@ from convoeval import evaluate
 from convoeval.judges import OpenAIJudge
 from convoeval.metrics import ConversationRelevancy
 imported = time.perf_counter() - started
-judge = OpenAIJudge("bench", base_url=url, api_key="x", concurrency=limit, cache=False)
 calls = []
 with tempfile.TemporaryDirectory() as folder:
     for i in range(repeats):
         started = time.perf_counter()
+        if i == 0:  # the first call's time includes making the judge, as a script's does
+            judge = OpenAIJudge("bench", base_url=url, api_key="x", concurrency=limit, cache=False)
         result = evaluate(data, [ConversationRelevancy()], judge, show_progress=False,
                           output=os.path.join(folder, f"r{{i}}.jsonl"))
         calls.append(time.perf_counter() - started)

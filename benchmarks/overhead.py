@@ -19,7 +19,8 @@ Fixed costs (benchmarks/_fixed_costs.py, each command in a process of its own, b
 and `evaluate()` of 40 conversations with ConversationRelevancy on the mock OpenAI-compatible
 judge (benchmarks/_fake_openai_server.py, 0.2 s per answer, concurrency 16) against the ideal
 (requests x delay / concurrency) and the floor (the same requests sent by plain httpx), target
-at most 0.1 s beyond the floor, for the first call in a process and for later calls.
+at most 0.1 s beyond the floor, for the first call in a process (making the judge included, as
+a script does) and for later calls with the same judge.
 """
 
 from __future__ import annotations
@@ -285,7 +286,7 @@ def _evaluate_overhead(
         print(f"evaluate.{key}.wall_over_ideal: {wall / ideal:.2f}")
         print(f"evaluate.{key}.wall_over_floor: {wall / floor:.2f}")
         print(f"evaluate.{key}.overhead_beyond_floor_s: {wall - floor:.3f}")
-        what = "first call in a process" if key == "first_call" else "later calls (best)"
+        what = "judge + first call" if key == "first_call" else "later calls (best)"
         ratios = f"{wall / ideal:.2f}x ideal, +{wall - floor:.3f} s over floor"
         met = wall - floor <= EVALUATE_OVERHEAD_TARGET_S and sent == n * len(calls)
         rows.append((f"evaluate() of {n} conversations, {what}", wall, math.nan, ratios, met))
