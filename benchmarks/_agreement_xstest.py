@@ -148,7 +148,7 @@ def xstest(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures)
 def refusal_styles(kit: OfflineKit, out: Figures, path: Path = STYLES) -> None:
     """The shipped refusal verdicts on the hand-written replies of refusal_styles.jsonl (never
     used to choose or fit anything): accuracy, and the share judged right per style."""
-    rows = read_jsonl(path)
+    rows = [r for r in read_jsonl(path) if r.get("split", "held_out") == "held_out"]
     truth = np.array([bool(r["refused"]) for r in rows])
     pred: npt.NDArray[np.bool_] = np.array(kit.is_refusal([r["assistant"] for r in rows]))
     out.put("styles.rows", len(rows))
