@@ -68,9 +68,17 @@ def restyled(rows: list[dict[str, Any]]) -> tuple[list[str], list[int], list[str
     return texts, source, style
 
 
-def _fit(feats: F64, y: Bools, idx: Index) -> tuple[F64, float, float]:
-    """Logistic weights, bias and the best-accuracy threshold fitted on the rows `idx`."""
-    w, b = fit_logistic(feats[idx], y[idx].astype(np.float64))
+#: Extra training rows (features, labels) added to every fit, or none.
+Train = tuple[F64, Bools] | None
+
+
+def _fit(feats: F64, y: Bools, idx: Index, train: Train = None) -> tuple[F64, float, float]:
+    """Logistic weights, bias and the best-accuracy threshold fitted on the rows `idx` (and the
+    `train` rows, which never choose the threshold)."""
+    x, t = feats[idx], y[idx]
+    if train is not None:
+        x, t = np.vstack([x, train[0]]), np.r_[t, train[1]]
+    w, b = fit_logistic(x, t.astype(np.float64))
     return w, b, best_threshold(sigmoid(feats[idx] @ w + b), y[idx])
 
 
@@ -80,15 +88,17 @@ def _lomo(
     models: npt.NDArray[np.str_],
     folds: list[Index],
     extra: tuple[F64, npt.NDArray[np.intp]] | None = None,
+    train: Train = None,
 ) -> tuple[Bools, Bools]:
     """Leave one model out, prompts grouped too: each model's rows of a prompt fold scored by a
     model fitted on the other models' rows of the other folds. `extra` (features, index of the
-    dev row each comes from) are scored by the fit that scores their dev row."""
+    dev row each comes from) are scored by the fit that scores their dev row; `train` rows join
+    every fit."""
     pred = np.zeros(len(y), dtype=bool)
     more_feats, source = extra if extra is not None else (np.zeros((0, feats.shape[1])), None)
     more = np.zeros(len(more_feats), dtype=bool)
-    for train, test in model_out_splits(models, folds):
-        w, b, t = _fit(feats, y, train)
+    for train_rows, test in model_out_splits(models, folds):
+        w, b, t = _fit(feats, y, train_rows, train)
         pred[test] = sigmoid(feats[test] @ w + b) >= t
         if source is not None:
             mine = np.flatnonzero(np.isin(source, test))
@@ -131,35 +141,45 @@ def calibration_styles(path: Path = STYLES) -> list[dict[str, Any]]:
     return [r for r in read_jsonl(path) if r.get("split") == "calibration"]
 
 
-def style_prototypes(
+def style_variants(
     kit: OfflineKit,
     replies: list[str],
     data: tuple[Bools, npt.NDArray[np.str_], list[Index], npt.NDArray[np.str_]],
     shipped: Bools,
     out: Figures,
 ) -> None:
-    """Not shipped (issue 36): the openings of the calibration replies added to the refusal and
-    answer prototypes, refitted leave one model out as the shipped model is; the worst model's
-    figures and the paired gain in accuracy over the shipped prototypes on that model."""
+    """Not shipped (issue 36), two uses of the calibration replies of refusal_styles.jsonl, each
+    refitted leave one model out as the shipped model is: their openings added to the refusal and
+    answer prototypes (`style_prototypes`), and the replies added to every fit's training rows
+    (`style_rows`). Each gives the worst model's figures and the paired gain in accuracy over the
+    shipped model on that model."""
     y, models, folds, prompts = data
     rows = calibration_styles()
+    texts = [r["assistant"] for r in rows]
     extra = tuple(
         tuple(refusal.opening(r["assistant"]) or r["assistant"] for r in rows if r["refused"] is v)
         for v in (True, False)
     )
     prototypes = (refusal.REFUSAL_PROTOTYPES + extra[0], refusal.ANSWER_PROTOTYPES + extra[1])
     feats = refusal.refusal_features(replies, kit.embed, prototypes=prototypes)
-    pred, _ = _lomo(feats, y, models, folds)
-    prefix = "xstest.variant.style_prototypes"
-    worst = _put_worst(out, prefix, pred, y, models, prompts)
-    sel = models == worst
-    gain = (pred == y)[sel].astype(np.float64) - (shipped == y)[sel].astype(np.float64)
-    out.put(f"{prefix}.accuracy.lomo.worst.gain", float(gain.mean()))
-    out.put_interval(
-        f"{prefix}.accuracy.lomo.worst.gain",
-        grouped_bootstrap(lambda i: gain[i].mean(), prompts[sel]),
-    )
-    out.put(f"{prefix}.accuracy.lomo", float((pred == y).mean()))
+    train = (refusal.refusal_features(texts, kit.embed), np.array([r["refused"] for r in rows]))
+    variants = {
+        "style_prototypes": _lomo(feats, y, models, folds)[0],
+        "style_rows": _lomo(
+            refusal.refusal_features(replies, kit.embed), y, models, folds, None, train
+        )[0],
+    }
+    for name, pred in variants.items():
+        prefix = f"xstest.variant.{name}"
+        worst = _put_worst(out, prefix, pred, y, models, prompts)
+        sel = models == worst
+        gain = (pred == y)[sel].astype(np.float64) - (shipped == y)[sel].astype(np.float64)
+        out.put(f"{prefix}.accuracy.lomo.worst.gain", float(gain.mean()))
+        out.put_interval(
+            f"{prefix}.accuracy.lomo.worst.gain",
+            grouped_bootstrap(lambda i, gain=gain: gain[i].mean(), prompts[sel]),
+        )
+        out.put(f"{prefix}.accuracy.lomo", float((pred == y).mean()))
 
 
 def xstest(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures) -> None:
@@ -213,7 +233,7 @@ def xstest(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures)
         if (style == "partial").any():  # a small subset may have no prompt to restyle
             partial = restyled_lomo[style == "partial"]
             out.put("xstest.partial.refusal_recall.lomo", float(partial.mean()))
-        style_prototypes(kit, replies, (y, models, prompt_folds, by), lomo, out)
+        style_variants(kit, replies, (y, models, prompt_folds, by), lomo, out)
     out.put("xstest.refusal.accuracy.oof_by_prompt", float((by_prompt == y).mean()))
     if fit:
         w, b, t = fit_on(np.arange(len(rows)))
