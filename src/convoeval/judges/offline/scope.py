@@ -328,7 +328,9 @@ def _facet_sims(
 ) -> npt.NDArray[np.float64]:
     """Similarities of `vecs` to each topic's vector and, with `expand`, to each vector of the
     topics' expansions (one column each)."""
-    sims = [vecs @ own.T]
+    sims = vecs @ own.T
     if expand:
-        sims += [vecs @ vectors(n).T for n in topic_facets(topics, own, vectors, overlap) if n]
-    return np.concatenate(sims, axis=1).astype(np.float64)
+        names = tuple(n for facets in topic_facets(topics, own, vectors, overlap) for n in facets)
+        if names:  # one cached matrix for all the expansions: one product per call
+            sims = np.concatenate([sims, vecs @ vectors(names).T], axis=1)
+    return sims.astype(np.float64)
