@@ -18,10 +18,12 @@ REFUSAL_BIAS = -3.1389
 REFUSAL_THRESHOLD = 0.5082
 
 #: Scope: softmax temperature, background-overlap cut-off, and the threshold on P(allowed) with
-#: the list's prior odds divided out (see `scope.scope_probabilities`).
+#: the list's prior odds divided out (see `scope.scope_probabilities`); whether broad topics
+#: compete through their IAB tier-2 categories too (since 2026-12-03.1, issue 36).
 SCOPE_TEMPERATURE = 0.05
 SCOPE_OVERLAP = 0.7
-SCOPE_THRESHOLD = 0.6304
+SCOPE_EXPAND = True
+SCOPE_THRESHOLD = 0.6218
 
 #: Relevance (`relevance_features.py`): the logistic slope on cos(reply, the user's last turn),
 #: fitted on the DBDC3 majority turns, and the cosine threshold with the best agreement there,
