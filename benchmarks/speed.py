@@ -97,7 +97,10 @@ def main() -> int:
         if done.returncode != 0:
             print(done.stdout, done.stderr, sep="\n")
             return 1
-        figures.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        # The child's figures are its one JSON line (its machine block comes before it and the
+        # load after it, as in every benchmark).
+        line = next(x for x in reversed(done.stdout.splitlines()) if x.startswith("{"))
+        figures.append(json.loads(line))
     for f in figures:
         m = f["metric"]
         print(f"{m}.conversations_per_second: {f['per_second']:.1f}")
