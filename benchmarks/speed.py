@@ -9,7 +9,11 @@ warm-up, timed apart), then N seeded conversations (6 exchanges, tool calls, 3 r
 through `aevaluate(..., judge="offline")`, and reports conversations per second (wall clock),
 CPU seconds and its peak RSS (resource.getrusage, so one metric's memory never hides another's),
 and for the judge metrics what went to the embedding model (`Embedder.counts()`: texts, tokens,
-padding, calls and runs, and the runs' own CPU time).
+padding, calls and runs, and the runs' own CPU time) and the floor: the texts the timed part
+added to the cache, embedded again afterwards in the same process by a fresh embedder alone in
+one call, one model run at a time, give the model's own CPU per text; texts embedded per
+conversation times that is the least CPU a conversation can cost, and the CPU per conversation is
+printed as a ratio to it.
 `--metric` (repeatable) runs only the metrics named.
 Then, unless --no-stream, it runs benchmarks/run_memory.py: `convoeval run` over M generated
 conversations (default 100,000) streaming to a results file, peak RSS target under 1 GiB.
@@ -50,7 +54,7 @@ def child(metric: str, n: int) -> dict[str, Any]:
         started = time.perf_counter()
         asyncio.run(aevaluate(rows[:WARMUP], [metric], judge="offline", show_progress=False))
         warmup = time.perf_counter() - started
-        before = get_embedder().counts()
+        before, known = get_embedder().counts(), set(get_embedder().cached_texts())
         started, cpu = time.perf_counter(), time.process_time()
         result = asyncio.run(
             aevaluate(rows[WARMUP:], [metric], judge="offline", show_progress=False, output=out)
@@ -59,6 +63,7 @@ def child(metric: str, n: int) -> dict[str, Any]:
     model = {k: v - before[k] for k, v in get_embedder().counts().items()}
     summary = result.summary()[metric]
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    added = [t for t in get_embedder().cached_texts() if t not in known]
     return {
         "metric": metric,
         "conversations": n,
@@ -71,7 +76,25 @@ def child(metric: str, n: int) -> dict[str, Any]:
         "failed": summary["failed"],
         "mean": summary["mean"],
         "model": model,
+        "floor": floor(added),
     }
+
+
+def floor(texts: list[str]) -> dict[str, float]:
+    """The model's own CPU per text on `texts`: a fresh embedder (the shipped run sizes, one run
+    at a time, no cache) embeds them in one call, twice; the cheaper pass counts."""
+    from convoeval.judges.offline.embedder import Embedder
+
+    if not texts:
+        return {"texts": 0, "cpu_ms_per_text": 0.0}
+    alone = Embedder(threads=1, cache_size=0)
+    alone.load()
+    passes = []
+    for _ in range(2):
+        spent = alone.counts()["run_cpu_ns"]
+        alone.embed(texts)
+        passes.append((alone.counts()["run_cpu_ns"] - spent) / 1e6 / len(texts))
+    return {"texts": len(texts), "cpu_ms_per_text": min(passes)}
 
 
 def main() -> int:
@@ -118,6 +141,13 @@ def main() -> int:
             cpu = model["run_cpu_ns"] / 1e6
             print(f"{m}.model_run_cpu_ms_per_conversation: {cpu / f['conversations']:.2f}")
             print(f"{m}.model_run_cpu_ms_per_text: {cpu / model['texts']:.3f}")
+            per_text = f["floor"]["cpu_ms_per_text"]
+            least = per_text * model["texts"] / f["conversations"]
+            print(f"{m}.floor_texts_measured: {f['floor']['texts']}")
+            print(f"{m}.floor_cpu_ms_per_text: {per_text:.3f}")
+            print(f"{m}.floor_cpu_ms_per_conversation: {least:.2f}")
+            ratio = 1000 * f["cpu_s"] / f["conversations"] / least
+            print(f"{m}.cpu_per_conversation_vs_floor: {ratio:.2f}x")
     print()
     print(
         f"{'metric':<24} {'conv/s':>8} {'cpu ms/conv':>12} {'warm-up s':>10} {'peak RSS MiB':>13}"

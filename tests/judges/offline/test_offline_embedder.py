@@ -359,3 +359,21 @@ def test_a_text_in_flight_for_another_thread_is_not_embedded_again(
     for got, group in zip(results, groups, strict=True):
         assert isinstance(got, np.ndarray)
         np.testing.assert_array_equal(got, alone.embed(group))
+
+
+def test_runs_of_eight_give_exactly_the_vectors_of_runs_of_thirty_two() -> None:
+    """Issue 35: the smaller default runs are pure speed (the shipped constants were fitted on
+    vectors from runs of 32)."""
+    texts = [f"request {i}: {'a card payment abroad ' * (i % 13)}" for i in range(70)]
+    texts += LONG_TEXTS[:1]
+    assert Embedder.__init__.__kwdefaults__["batch_size"] == 8
+    np.testing.assert_array_equal(
+        Embedder(cache_size=0).embed(texts), Embedder(cache_size=0, batch_size=32).embed(texts)
+    )
+
+
+def test_cached_texts_lists_the_cache_least_recently_used_first() -> None:
+    emb = Embedder(cache_size=3)
+    emb.embed(["a", "b", "c", "d"])
+    emb.embed(["b"])
+    assert emb.cached_texts() == ["c", "d", "b"]
