@@ -100,7 +100,7 @@ class Embedder:
     takes at most `batch_size` texts and `batch_tokens` padded tokens: onnxruntime keeps the
     memory of its largest run, and on 200 long tau-bench conversations 32 texts of 256 tokens per
     run took peak RSS to 1.8 GB, 1,024 tokens to 463 MB, no slower. Runs of 8 short texts cost
-    about 15% less CPU per text than runs of 32 (their activations stay in the core's cache),
+    about 15% less CPU per text than runs of 32 (probably as their activations stay in cache),
     for the same vectors bit for bit (benchmarks/README.md, "Offline judge at its floor").
 
     With `integer` (the default, and what the shipped constants are fitted on) the model's
