@@ -161,6 +161,12 @@ class Embedder:
         }
 
     @property
+    def fingerprint(self) -> str:
+        """What this embedder's vectors depend on: the model file, the integer rewrite and the
+        token limit (a shipped table of vectors is used only for the same fingerprint)."""
+        return f"{self._expected_sha256}:{'int8' if self._integer else 'float'}:{self._max_tokens}"
+
+    @property
     def loaded(self) -> bool:
         """Whether the model has been loaded yet."""
         return self._session is not None

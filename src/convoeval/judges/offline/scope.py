@@ -15,7 +15,8 @@ templates: the allowed topics and the background alike, and the prior odds count
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -241,15 +242,23 @@ BACKGROUND_TOPICS: tuple[str, ...] = tuple(dict.fromkeys(OWN_TOPICS + IAB_TIER1)
 
 
 def topic_vectors(
-    topics: Sequence[str], embed: Callable[[Sequence[str]], FloatArray]
+    topics: Sequence[str],
+    embed: Callable[[Sequence[str]], FloatArray],
+    known: Mapping[str, FloatArray] | None = None,
 ) -> FloatArray:
-    """One unit vector per topic: the mean of its templated phrasings."""
+    """One unit vector per topic: the mean of its templated phrasings. Topics in `known` (the
+    shipped `topic_bank`, same model and phrasings) take their vector from there unembedded."""
     if not topics:
         return np.zeros((0, 384), dtype=np.float32)
-    phrased = [t.format(topic=topic) for topic in topics for t in TOPIC_TEMPLATES]
-    vecs = embed(phrased).reshape(len(topics), len(TOPIC_TEMPLATES), -1).mean(axis=1)
-    norms = np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
-    unit: FloatArray = (vecs / norms).astype(np.float32)
+    known = known or {}
+    todo = list(dict.fromkeys(t for t in topics if t not in known))
+    fresh: dict[str, FloatArray] = {}
+    if todo:
+        phrased = [t.format(topic=topic) for topic in todo for t in TOPIC_TEMPLATES]
+        vecs = embed(phrased).reshape(len(todo), len(TOPIC_TEMPLATES), -1).mean(axis=1)
+        norms = np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
+        fresh = dict(zip(todo, (vecs / norms).astype(np.float32), strict=True))
+    unit: FloatArray = np.stack([known[t] if t in known else fresh[t] for t in topics])
     return unit
 
 
@@ -318,6 +327,16 @@ def topic_facets(
     return [IAB_TIER2[IAB_TIER1[j]] if sims[i, j] >= overlap else () for i, j in enumerate(best)]
 
 
+@functools.lru_cache(maxsize=256)
+def _facet_names(
+    topics: tuple[str, ...], vectors: Callable[[tuple[str, ...]], FloatArray], overlap: float
+) -> tuple[str, ...]:
+    """All the expansions of `topics`, in order; cached, as a kit asks for the same lists again
+    and again (`vectors` is the kit's own cached lookup, so the key names the embedder too)."""
+    own = vectors(topics)
+    return tuple(n for facets in topic_facets(topics, own, vectors, overlap) for n in facets)
+
+
 def _facet_sims(
     vecs: FloatArray,
     topics: tuple[str, ...],
@@ -330,7 +349,7 @@ def _facet_sims(
     topics' expansions (one column each)."""
     sims = vecs @ own.T
     if expand:
-        names = tuple(n for facets in topic_facets(topics, own, vectors, overlap) for n in facets)
+        names = _facet_names(topics, vectors, overlap)
         if names:  # one cached matrix for all the expansions: one product per call
             sims = np.concatenate([sims, vecs @ vectors(names).T], axis=1)
     return sims.astype(np.float64)
