@@ -114,7 +114,8 @@ class OfflineKit:
         return [s >= DECISION for s in self.scope_scores(texts, topics)]
 
     def relevance_scores(self, windows: Sequence[Window]) -> list[float]:
-        """P(the window's final reply is relevant to its input, given the window) per window."""
+        """P(the window's final reply is relevant to its input, the user's last turn) per window;
+        earlier turns of the window do not move it (calibration 2026-12-03.1)."""
         return relevance_probabilities(list(windows), self.embed)
 
     def is_relevant(self, windows: Sequence[Window]) -> list[bool]:
