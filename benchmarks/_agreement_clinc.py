@@ -4,12 +4,21 @@ the list scored), and the shipped constants on lists that were never used to cho
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import combinations
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from _stats import F64, Figures, auroc, balanced_accuracy, grouped_bootstrap, sigmoid
+from _stats import (
+    F64,
+    Figures,
+    Index,
+    auroc,
+    balanced_accuracy,
+    grouped_bootstrap,
+    sigmoid,
+)
 
 from convoeval.judges.offline import calibration as cal
 from convoeval.judges.offline import scope
@@ -61,17 +70,21 @@ def _best_cut(scores: dict[str, F64], labels: dict[str, npt.NDArray[np.bool_]]) 
     return float(cuts[int(np.argmax(means))])
 
 
-def clinc(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures) -> None:
-    """In-scope scoring on CLINC150: 4 lists the constants are fitted on, 10 more to check them."""
-    texts = [r["text"] for r in rows]
-    lists = FIT_LISTS | EXTRA_LISTS
-    labels = {n: np.array([r["domain"] in doms for r in rows]) for n, (_, doms) in lists.items()}
-    table = {
+def _table(
+    kit: OfflineKit, texts: list[str], lists: TopicLists, expand: bool
+) -> dict[float, dict[str, F64]]:
+    """Log-odds scores per temperature and list, with or without broad topics expanded."""
+    return {
         temp: {
             n: _logit(
                 np.asarray(
                     scope.scope_probabilities(
-                        texts, list(topics), kit.embed, temperature=temp, overlap=cal.SCOPE_OVERLAP
+                        texts,
+                        list(topics),
+                        kit.embed,
+                        temperature=temp,
+                        overlap=cal.SCOPE_OVERLAP,
+                        expand=expand,
                     )
                 )
             )
@@ -80,8 +93,13 @@ def clinc(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures) 
         for temp in SCOPE_TEMPERATURES
     }
 
+
+def _chooser(
+    table: dict[float, dict[str, F64]], labels: dict[str, npt.NDArray[np.bool_]]
+) -> Callable[[list[str]], tuple[float, float]]:
+    """choose(names): the temperature and cut-off with the best mean balanced accuracy there."""
+
     def choose(names: list[str]) -> tuple[float, float]:
-        """Temperature and cut-off with the best mean balanced accuracy over `names`."""
         fits = {t: _best_cut({n: table[t][n] for n in names}, labels) for t in SCOPE_TEMPERATURES}
 
         def mean_bacc(t: float) -> float:
@@ -95,6 +113,35 @@ def clinc(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures) 
         temp = min(t for t in SCOPE_TEMPERATURES if mean_bacc(t) >= best - TIE)
         return temp, fits[temp]
 
+    return choose
+
+
+def _held_out_lists(
+    table: dict[float, dict[str, F64]],
+    labels: dict[str, npt.NDArray[np.bool_]],
+    lists: TopicLists,
+    names: list[str],
+) -> dict[str, tuple[F64, float]]:
+    """Leave one list out: each list's scores and the cut-off chosen (with the temperature) on
+    the lists of `names` that share no domain with it."""
+    choose = _chooser(table, labels)
+    held = {}
+    for name in names:
+        temp, cut = choose([n for n in names if not lists[n][1] & lists[name][1]])
+        held[name] = (table[temp][name], cut)
+    return held
+
+
+def clinc(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures) -> None:
+    """In-scope scoring on CLINC150: 4 lists the constants are fitted on, 10 more to check them.
+    The worst list, not the mean, is the headline; the same procedure with broad topics left
+    unexpanded (calibration 2026-12-02.1) is scored beside it, with paired intervals."""
+    texts = [r["text"] for r in rows]
+    lists = FIT_LISTS | EXTRA_LISTS
+    labels = {n: np.array([r["domain"] in doms for r in rows]) for n, (_, doms) in lists.items()}
+    table = _table(kit, texts, lists, cal.SCOPE_EXPAND)
+    choose = _chooser(table, labels)
+
     # 95% intervals: whole intents drawn with replacement within each CLINC domain (requests of
     # one intent are alike, so an intent is what leaks; each out-of-scope request is its own
     # group). Every list's label is a function of the domain, so each keeps its in/out counts.
@@ -103,37 +150,73 @@ def clinc(kit: OfflineKit, rows: list[dict[str, Any]], fit: bool, out: Figures) 
         [r["intent"] if r["domain"] != "out_of_scope" else f"oos-{i}" for i, r in enumerate(rows)]
     )
 
-    def put_lolo(group: str, names: list[str], pool: list[str]) -> None:
-        """Each list of `names` scored with what `pool`'s lists sharing no domain with it chose."""
-        held, said = [], []
-        for name in names:
-            temp, cut = choose([n for n in pool if not lists[n][1] & lists[name][1]])
-            s, y = table[temp][name], labels[name]
-            held.append((auroc(s, y), balanced_accuracy(s >= cut, y)))
-            said.append((s >= cut, y))
-            out.put(f"clinc.{name}.auroc.{group}", held[-1][0])
-            out.put(f"clinc.{name}.balanced_accuracy.{group}", held[-1][1])
+    def boot(stat: Callable[[Index], float]) -> tuple[float, float]:
+        return grouped_bootstrap(stat, intents, strata=domains)
+
+    def figures(held: dict[str, tuple[F64, float]], i: Index) -> tuple[list[float], list[float]]:
+        """(AUROC, balanced accuracy) per list on the rows `i`."""
+        y = {n: labels[n][i] for n in held}
+        aucs = [auroc(s[i], y[n]) for n, (s, _) in held.items()]
+        baccs = [balanced_accuracy(s[i] >= c, y[n]) for n, (s, c) in held.items()]
+        return aucs, baccs
+
+    everything = np.arange(len(rows))
+    previous = _table(kit, texts, lists, expand=False) if cal.SCOPE_EXPAND else None
+
+    def put_lolo(group: str, names: list[str]) -> None:
+        """Each list of `names` scored with what the others sharing no domain with it chose; the
+        worst list first, then each list, then the mean."""
+        held = _held_out_lists(table, labels, lists, names)
+        aucs, baccs = figures(held, everything)
+        for figure, values in (("auroc", aucs), ("balanced_accuracy", baccs)):
+            out.put(f"clinc.min.{figure}.{group}", min(values))
+            out.put(f"clinc.min.{figure}.{group}.list", names[int(np.argmin(values))])
             if group == "lolo":
-                out.put(f"clinc.{name}.accuracy.lolo", float(((s >= cut) == y).mean()))
-                ci = {"auroc": lambda i, s=s, y=y: auroc(s[i], y[i])}
-                ci["balanced_accuracy"] = lambda i, p=s >= cut, y=y: balanced_accuracy(p[i], y[i])
-                for figure, stat in ci.items():
-                    interval = grouped_bootstrap(stat, intents, strata=domains)
-                    out.put_interval(f"clinc.{name}.{figure}.{group}", interval)
-        out.put(f"clinc.min.auroc.{group}", min(h[0] for h in held))
-        out.put(f"clinc.min.balanced_accuracy.{group}", min(h[1] for h in held))
-        out.put(f"clinc.mean.balanced_accuracy.{group}", float(np.mean([h[1] for h in held])))
+                k = ["auroc", "balanced_accuracy"].index(figure)
+                out.put_interval(
+                    f"clinc.min.{figure}.{group}", boot(lambda i, k=k: min(figures(held, i)[k]))
+                )
+        if previous is not None:  # calibration 2026-12-02.1's procedure, broad topics unexpanded
+            before = _held_out_lists(previous, labels, lists, names)
+            old_aucs, old_baccs = figures(before, everything)
+            for k, (figure, values) in enumerate(
+                (("auroc", old_aucs), ("balanced_accuracy", old_baccs))
+            ):
+                out.put(f"clinc.min.{figure}.{group}.unexpanded", min(values))
+                out.put(
+                    f"clinc.min.{figure}.{group}.unexpanded.list", names[int(np.argmin(values))]
+                )
+                for n, v in zip(names, values, strict=True):
+                    out.put(f"clinc.{n}.{figure}.{group}.unexpanded", v)
+                if group == "lolo":  # paired: the same resampled rows for both
+                    gain = (aucs, baccs)[k]
+                    out.put(f"clinc.min.{figure}.{group}.gain", min(gain) - min(values))
+                    out.put_interval(
+                        f"clinc.min.{figure}.{group}.gain",
+                        boot(lambda i, k=k: min(figures(held, i)[k]) - min(figures(before, i)[k])),
+                    )
+        for n, a_, b_ in zip(names, aucs, baccs, strict=True):
+            s_, cut = held[n]
+            out.put(f"clinc.{n}.auroc.{group}", a_)
+            out.put(f"clinc.{n}.balanced_accuracy.{group}", b_)
+            if group == "lolo":
+                y = labels[n]
+                out.put(f"clinc.{n}.accuracy.lolo", float(((s_ >= cut) == y).mean()))
+                out.put_interval(
+                    f"clinc.{n}.auroc.{group}", boot(lambda i, s_=s_, y=y: auroc(s_[i], y[i]))
+                )
+                out.put_interval(
+                    f"clinc.{n}.balanced_accuracy.{group}",
+                    boot(lambda i, p=s_ >= cut, y=y: balanced_accuracy(p[i], y[i])),
+                )
+        out.put(f"clinc.mean.balanced_accuracy.{group}", float(np.mean(baccs)))
         out.put_interval(
             f"clinc.mean.balanced_accuracy.{group}",
-            grouped_bootstrap(
-                lambda i: float(np.mean([balanced_accuracy(p[i], y[i]) for p, y in said])),
-                intents,
-                strata=domains,
-            ),
+            boot(lambda i: float(np.mean(figures(held, i)[1]))),
         )
 
-    put_lolo("lolo", list(FIT_LISTS), list(FIT_LISTS))
-    put_lolo("lolo14", list(lists), list(lists))
+    put_lolo("lolo", list(FIT_LISTS))
+    put_lolo("lolo14", list(lists))
     if fit:
         temp, cut = choose(list(FIT_LISTS))
         out.constants.update(

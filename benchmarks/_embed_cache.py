@@ -1,6 +1,7 @@
-"""An Embedder whose vectors persist in a file under /tmp between benchmark runs.
+"""An Embedder whose vectors persist in a file under the run's cache folder between benchmark runs.
 
-Refits and repeated runs of `agreement.py` then embed only texts they have not seen; the cache is
+Refits and repeated runs of `agreement.py` then embed only texts they have not seen. The file lives
+in `CONVOEVAL_CACHE_DIR` (else the library's default cache dir), never the system temp dir, and is
 keyed by the model's pinned SHA-256 and the arithmetic it runs in, so another model never reads
 stale vectors.
 """
@@ -9,29 +10,31 @@ from __future__ import annotations
 
 import os
 import pickle
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from convoeval.judges.core.cache import default_cache_dir
 from convoeval.judges.offline.embedder import DIM, MODEL_SHA256, Embedder, FloatArray
 from convoeval.judges.offline.quantize import ARITHMETIC
 
-CACHE_FILE = (
-    Path(tempfile.gettempdir()) / f"convoeval-embeddings-{MODEL_SHA256[:12]}-{ARITHMETIC}.pkl"
-)
+
+def cache_file() -> Path:
+    """The vectors' file for this model and arithmetic, in the run's cache folder (read when
+    called, so `CONVOEVAL_CACHE_DIR` set after import still counts)."""
+    return default_cache_dir() / f"embeddings-{MODEL_SHA256[:12]}-{ARITHMETIC}.pkl"
 
 
 class DiskCachedEmbedder(Embedder):
     """Embedder with a persistent text -> vector map; call `save()` when done."""
 
-    def __init__(self, path: Path = CACHE_FILE) -> None:
+    def __init__(self, path: Path | None = None) -> None:
         super().__init__(cache_size=0)
-        self._path = path
+        self.path = cache_file() if path is None else path
         self._store: dict[str, FloatArray] = {}
-        if path.is_file():
-            with path.open("rb") as fh:
+        if self.path.is_file():
+            with self.path.open("rb") as fh:
                 self._store = pickle.load(fh)
         self._dirty = False
 
@@ -47,11 +50,12 @@ class DiskCachedEmbedder(Embedder):
         return np.stack([self._store[t] for t in texts]).astype(np.float32)
 
     def save(self) -> None:
-        """Write the map back (atomically) if anything was added."""
+        """Write the map back (atomically, creating the folder) if anything was added."""
         if not self._dirty:
             return
-        tmp = self._path.with_suffix(f".{os.getpid()}.tmp")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
         with tmp.open("wb") as fh:
             pickle.dump(self._store, fh)
-        tmp.replace(self._path)
+        tmp.replace(self.path)
         self._dirty = False

@@ -93,6 +93,17 @@ def best_threshold(scores: F64, y: Bools) -> float:
     return float(cuts[int(np.argmax(accs))])
 
 
+def best_threshold_each_group_alike(scores: F64, y: Bools, groups: npt.NDArray[Any]) -> float:
+    """The cut-off in `scores` with the best mean over `groups` of the accuracy within each group,
+    so that a small group counts as much as a large one (a new corpus is one more group)."""
+    vals = np.unique(scores)
+    cuts = np.r_[vals[0] - 1e-6, (vals[:-1] + vals[1:]) / 2.0, vals[-1] + 1e-6]
+    right = (scores[None, :] >= cuts[:, None]) == y[None, :]
+    names = np.unique(groups)
+    mean = np.mean([right[:, groups == g].mean(axis=1) for g in names], axis=0)
+    return float(cuts[int(np.argmax(mean))])
+
+
 def group_folds(groups: Sequence[Hashable], k: int = 5) -> list[Index]:
     """k test folds of row indices; all rows of one group land in the same fold (seeded)."""
     names = sorted({str(g) for g in groups})

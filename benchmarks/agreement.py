@@ -3,24 +3,29 @@
 Usage: python benchmarks/agreement.py [--xstest FILE] [--clinc FILE] [--dbdc3 FILE] [--fit]
        python benchmarks/agreement.py --judge openai/MODEL [--base-url URL] [--limit N]
 
-Prints one `name: value` line per figure, in four sections under `# ` title lines. The headline
-comes first: grouped, out-of-fold figures (`.oof`, `.lomo`, `.lolo`, `.lolo14`), where whatever is
-fitted or chosen (weights, thresholds, temperature) is refitted without the rows it is scored on,
-and rows that share what leaks stay together: XSTest by prompt and by model (leave one model out),
-CLINC150 by topic list (leave one list out, chosen on lists sharing no domain), DBDC3 by
-dialogue. The main ones are each followed by `NAME.ci95: LOW-HIGH`, a 95% percentile bootstrap
-interval (benchmarks/_stats.py `grouped_bootstrap`, seeded, 2,000 resamples) over the out-of-fold
-predictions, nothing refitted: XSTest prompts drawn whole, DBDC3 dialogues drawn whole, CLINC150
-intents drawn whole within their domain. Then `.held_out` figures: the shipped constants on rows
-never used to fit or choose them (ten more CLINC150 lists, the hand-written
-benchmarks/refusal_styles.jsonl). Then `.in_sample`
-figures: the shipped constants on the rows they were fitted on. Then baselines and counts. With
---fit it also refits the constants on all the given rows and prints them as a block for
-src/convoeval/judges/offline/calibration.py. Embeddings are cached in a file under /tmp
-(benchmarks/_embed_cache.py). With --judge SPEC the same datasets go through the metric steps
-with that judge instead (benchmarks/_agreement_llm.py). Without --fit it also prints the in-sample
-figures per verdict (`.per_topic.`, `.per_exchange.`), counted through the metrics' steps as
-`convoeval agree` counts them (benchmarks/_agreement_metric_path.py, benchmarks/agree_check.py).
+Prints one `name: value` line per figure in sections under `# ` title lines; what a section holds
+depends on whether each given file shares rows with the dev file the constants were fitted on.
+On a file it was not fitted on, the shipped judge's figures come first (section `shipped`, names
+ending `.shipped`), and the constants refitted on that file's rows follow under names that say so
+(`.refit_oof`, `.refit_loso`, ...). On the dev files the headline is the grouped out-of-fold
+figures (`.oof`, `.lomo`, `.lolo`, `.lolo14`, `.loso`), where whatever is fitted or chosen is
+refitted without the rows it is scored on, and rows that share what leaks stay together: XSTest by
+prompt and by model (leave one model out), CLINC150 by topic list (leave one list out), DBDC3 by
+system (leave one system out, with plain cosine and the previous calibration beside each system)
+and by dialogue. The main ones are each followed by `NAME.ci95: LOW-HIGH`, a 95% percentile
+bootstrap interval (benchmarks/_stats.py `grouped_bootstrap`, seeded, 2,000 resamples) over the
+out-of-fold predictions, nothing refitted: XSTest prompts drawn whole, DBDC3 dialogues drawn
+whole, CLINC150 intents drawn whole within their domain. Then `.held_out` figures (rows never used
+to fit or choose anything: ten more CLINC150 lists, benchmarks/refusal_styles.jsonl), then
+`.in_sample` figures: the shipped constants on the rows they were fitted on. With --fit the
+constants are refitted on all the given rows and printed as a block for
+src/convoeval/judges/offline/calibration.py, and the all-rows figures are that refit's, named
+`.refit_in_sample`. Embeddings are cached under the run's cache folder (`CONVOEVAL_CACHE_DIR`,
+else the library's default cache dir; benchmarks/_embed_cache.py). With --judge SPEC the same
+datasets go through the metric steps with that judge instead (benchmarks/_agreement_llm.py).
+Without --fit it also prints the figures per verdict (`.per_topic.`, `.per_exchange.`), counted
+through the metrics' steps as `convoeval agree` counts them (benchmarks/_agreement_metric_path.py,
+benchmarks/agree_check.py).
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from _agreement_clinc import FIT_LISTS, clinc  # noqa: E402
 from _agreement_dbdc3 import dbdc3  # noqa: E402
 from _agreement_metric_path import metric_path  # noqa: E402
 from _agreement_xstest import refusal_styles, xstest  # noqa: E402
-from _data import add_labelled_options, missing_labelled  # noqa: E402
+from _data import LABELLED, SHARED_DATA, add_labelled_options, missing_labelled  # noqa: E402
 from _embed_cache import DiskCachedEmbedder  # noqa: E402
 from _stats import (  # noqa: E402
     Figures,
@@ -73,31 +78,97 @@ def speed(texts: list[str], out: Figures) -> None:
 
 # ---------------------------------------------------------------------------------------- print
 #: Name parts that mark a grouped out-of-fold figure, a figure on rows never used to fit or choose
-#: anything, and an in-sample one.
-OUT_OF_FOLD = (".lomo", ".oof", ".lolo")
+#: anything, and one on all the given rows.
+OUT_OF_FOLD = (".lomo", ".oof", ".lolo", ".loso")
 HELD_OUT = ".held_out"
 IN_SAMPLE = ".in_sample"
+#: Name parts of the figures of one left-out system (its model, plain cosine and the previous
+#: calibration are printed together).
+PER_SYSTEM = (".loso.", ".system.")
+#: Figures of an earlier calibration kept for comparison: never the shipped judge's.
+PREVIOUS = ".previous_calibration."
+#: The section titles, in printing order.
+SHIPPED = "shipped: the shipped judge on rows it was not fitted on"
+REFIT_OOF = "refit on these rows, grouped out of fold (constants refitted without the rows scored)"
+HEADLINE_OOF = "headline: grouped, out of fold (constants refitted without the rows scored)"
+HELD = "held out: rows never used to fit or choose anything, shipped constants"
+HELD_REFIT = (
+    "held out: rows never used to fit or choose anything, constants refitted on the given rows"
+)
+SHIPPED_IN_SAMPLE = "in sample: shipped constants on the rows they were fitted on"
+REFIT_IN_SAMPLE = "refit on these rows (in-sample)"
+BASELINES = "baselines, earlier calibrations, counts and time"
 
 
-def grouped(values: dict[str, Any]) -> list[tuple[str, list[str]]]:
-    """The figure names in printing order: the grouped out-of-fold headline first, then figures
-    on held-out rows, then in-sample ones, then baselines and counts (each in the order made)."""
-    sections: dict[str, list[str]] = {
-        "headline: grouped, out of fold": [],
-        "held out: rows never used to fit or choose anything, shipped constants": [],
-        "in sample: shipped constants on the rows they were fitted on": [],
-        "baselines, counts and time": [],
+def fitted_files(args: argparse.Namespace) -> dict[str, bool]:
+    """Per labelled dataset (`xstest`, `clinc`, `dbdc3`), whether the file given shares any row
+    with the dev file the shipped constants were fitted on (in ../shared/data): then the shipped
+    figures on it are in sample."""
+    return {
+        name: bool(_rows(getattr(args, name)) & _rows(SHARED_DATA / file))
+        for name, file in LABELLED.items()
     }
-    titles = list(sections)
+
+
+def _rows(path: Path) -> set[str]:
+    """The non-blank lines of a JSON Lines file, stripped (none when it is absent)."""
+    if not Path(path).is_file():
+        return set()
+    return {
+        line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()
+    }
+
+
+def labelled(name: str, fitted: dict[str, bool], refit: bool) -> tuple[str, str]:
+    """(section title, printed name) of figure `name`: the shipped judge's figures on a file it
+    was not fitted on are the headline, named `.shipped`; refits on such a file are named
+    `.refit_...`; with `refit` (--fit) the all-rows figures are the refit, named so."""
+    dataset = name.split(".", 1)[0]
+    seen = fitted.get(dataset, True)  # figures of no given file (styles, seconds) count as seen
+    if any(mark in name for mark in PER_SYSTEM):  # one left-out system: baselines stay beside
+        if PREVIOUS in name:
+            return (
+                (HEADLINE_OOF, name)
+                if seen
+                else (REFIT_OOF, name.replace(IN_SAMPLE, ".not_fitted_on_these_rows"))
+            )
+        return (HEADLINE_OOF, name) if seen else (REFIT_OOF, name.replace(".loso", ".refit_loso"))
+    if PREVIOUS in name:
+        return BASELINES, name if seen else name.replace(IN_SAMPLE, ".not_fitted_on_these_rows")
+    if IN_SAMPLE in name:
+        if refit:
+            return REFIT_IN_SAMPLE, name.replace(IN_SAMPLE, ".refit_in_sample")
+        return (SHIPPED_IN_SAMPLE, name) if seen else (SHIPPED, name.replace(IN_SAMPLE, ".shipped"))
+    if HELD_OUT in name:
+        return (HELD_REFIT if refit else HELD), name
+    mark = next((m for m in OUT_OF_FOLD if m in name), None)
+    if mark and "baseline" not in name:
+        return (
+            (HEADLINE_OOF, name) if seen else (REFIT_OOF, name.replace(mark, f".refit_{mark[1:]}"))
+        )
+    return BASELINES, name
+
+
+def grouped(
+    values: dict[str, Any], fitted: dict[str, bool] | None = None, refit: bool = False
+) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The sections in printing order, each with its (printed name, figure name) pairs: the
+    shipped judge on unseen rows first, then the grouped out-of-fold refits, held-out rows,
+    all-rows figures, then baselines and counts (each in the order made)."""
+    order = (
+        SHIPPED,
+        HEADLINE_OOF,
+        REFIT_OOF,
+        HELD,
+        HELD_REFIT,
+        SHIPPED_IN_SAMPLE,
+        REFIT_IN_SAMPLE,
+        BASELINES,
+    )
+    sections: dict[str, list[tuple[str, str]]] = {title: [] for title in order}
     for name in values:
-        if IN_SAMPLE in name:
-            sections[titles[2]].append(name)
-        elif HELD_OUT in name:
-            sections[titles[1]].append(name)
-        elif any(mark in name for mark in OUT_OF_FOLD) and "baseline" not in name:
-            sections[titles[0]].append(name)
-        else:
-            sections[titles[3]].append(name)
+        title, shown = labelled(name, fitted or {}, refit)
+        sections[title].append((shown, name))
     return [(title, names) for title, names in sections.items() if names]
 
 
@@ -148,12 +219,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         embedder.save()
     out.put("seconds", time.perf_counter() - started)
-    for title, names in grouped(out.values):
+    for title, names in grouped(out.values, fitted_files(args), args.fit):
         print(f"# {title}")
-        for name in names:
+        for shown, name in names:
             value = out.values[name]
-            shown = f"{value:.3f}" if isinstance(value, float) else str(value)
-            print(f"{name}: {shown}")
+            print(f"{shown}: {value:.3f}" if isinstance(value, float) else f"{shown}: {value}")
     if args.fit:
         print("\n# fitted constants for calibration.py")
         for name, value in out.constants.items():

@@ -1,6 +1,8 @@
-"""Framework overhead: CPU time per (conversation, metric) with a judge that answers instantly.
+"""Framework overhead: CPU time per (conversation, metric) with a judge that answers instantly,
+and the fixed cost of a run (issue 35 §4).
 
-Usage: python benchmarks/overhead.py [--conversations N] [--profile]
+Usage: python benchmarks/overhead.py [--conversations N] [--profile] [--only per-pair|fixed]
+       [--repeats N]
 
 Every metric is scored on N seeded conversations (6 exchanges, tool calls, reference topics,
 reference and rubrics) with a `FakeJudge` whose scripts are functions of the step's inputs, so
@@ -9,6 +11,16 @@ and checking answers, building results. Measured with time.process_time, twice p
 through `aevaluate` (rows written to a temporary results file) and through `metric.score`
 directly. Target (issue 7): under 1 ms per (conversation, metric). `--profile` prints the top
 cProfile entries of the `aevaluate` path.
+
+Fixed costs (benchmarks/_fixed_costs.py, each command in a process of its own, best of
+`--repeats`): `convoeval --help` and `convoeval metrics` against the interpreter's own start-up
+(`python -c pass`), targets 0.3 s; a warm re-run through the command line of a finished
+200-conversation run, on the mock judge (0 requests) and on the offline judge, target 0.5 s;
+and `evaluate()` of 40 conversations with ConversationRelevancy on the mock OpenAI-compatible
+judge (benchmarks/_fake_openai_server.py, 0.2 s per answer, concurrency 16) against the ideal
+(requests x delay / concurrency) and the floor (the same requests sent by plain httpx), target
+at most 0.1 s beyond the floor, for the first call in a process (making the judge included, as
+a script does) and for later calls with the same judge.
 """
 
 from __future__ import annotations
@@ -17,6 +29,7 @@ import argparse
 import asyncio
 import cProfile
 import io
+import math
 import pstats
 import sys
 import tempfile
@@ -140,11 +153,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=1000)
     parser.add_argument("--profile", action="store_true", help="cProfile the aevaluate path")
+    parser.add_argument(
+        "--only", choices=["per-pair", "fixed"], help="measure only this part (default: both)"
+    )
+    parser.add_argument("--repeats", type=int, default=7, help="runs per fixed-cost figure")
     args = parser.parse_args()
+    ok = True
+    if args.only != "per-pair":
+        ok &= fixed_costs(args.repeats)
+        if args.only == "fixed":
+            return 0 if ok else 1
     rows = data(args.conversations)
     n = len(rows)
     table = []
-    ok = True
     print(f"conversations: {n}")
     with tempfile.TemporaryDirectory(prefix="convoeval-overhead-") as tmp:
         out = str(Path(tmp) / "results.jsonl")
@@ -172,6 +193,108 @@ def main() -> int:
     if args.profile:
         _profile(rows)
     return 0 if ok else 1
+
+
+#: Fixed-cost targets (issue 35 §4), seconds.
+STARTUP_TARGET_S = 0.3
+RERUN_TARGET_S = 0.5
+EVALUATE_OVERHEAD_TARGET_S = 0.1
+#: evaluate() at a fixed size: conversations, mock delay, concurrency (the issue's setting).
+EVAL_CONVERSATIONS, EVAL_DELAY_S, EVAL_CONCURRENCY = 40, 0.2, 16
+RERUN_CONVERSATIONS = 200
+
+
+def fixed_costs(repeats: int) -> bool:
+    """Measure and print the fixed costs; True when every target is met."""
+    from _fake_openai_server import ServerProcess
+    from _fixed_costs import bare_floor, cli, evaluate_calls, run_once, timed, write_data
+
+    rows: list[tuple[str, float, float, str, bool]] = []  # name, wall, cpu, ratios, met
+    print(f"fixed.repeats: {repeats} (best of)")
+    with tempfile.TemporaryDirectory(prefix="convoeval-fixed-") as tmp:
+        folder = Path(tmp)
+        floor = timed([sys.executable, "-c", "pass"], folder, repeats)
+        _line("python_startup", floor)
+        for name, args in (("help", ["--help"]), ("metrics", ["metrics"])):
+            took = timed(cli(*args), folder, repeats)
+            _line(f"cli_{name}", took, target=STARTUP_TARGET_S, floor=floor.wall_s)
+            rows.append(_row(f"convoeval {' '.join(args)}", took, STARTUP_TARGET_S, floor.wall_s))
+        data = write_data(folder / "data.jsonl", RERUN_CONVERSATIONS)
+        with ServerProcess(delay=EVAL_DELAY_S) as server:
+            mock = ["--judge", "openai/bench", "--base-url", server.url, "--api-key", "x"]
+            runs = {
+                "mock": [*mock, "-m", "conversation_relevancy", "-o", "mock.jsonl"],
+                "offline": ["-m", "topic_adherence", "-m", "conversation_relevancy"],
+            }
+            for judge, options in runs.items():
+                command = cli("run", str(data), *options)
+                first = run_once(command, folder)  # scores and writes every row
+                print(f"rerun_{judge}.first_run_s: {first:.3f}")
+                server.reset()
+                took = timed(command, folder, repeats)
+                sent = server.reset().requests
+                print(f"rerun_{judge}.requests_sent: {sent}")
+                _line(f"rerun_{judge}", took, target=RERUN_TARGET_S, floor=floor.wall_s)
+                label = f"warm re-run, {RERUN_CONVERSATIONS} conversations, {judge} judge"
+                rows.append(_row(label, took, RERUN_TARGET_S, floor.wall_s, ok=sent == 0))
+            rows += _evaluate_overhead(server, repeats, bare_floor, evaluate_calls)
+    print()
+    print(f"{'fixed cost':<52} {'wall s':>7} {'cpu s':>6}  {'ratios':<34} {'target'}")
+    for name, wall, cpu, ratios, met in rows:
+        cpu_text = f"{cpu:>6.3f}" if not math.isnan(cpu) else f"{'-':>6}"
+        print(f"{name:<52} {wall:>7.3f} {cpu_text}  {ratios:<34} {'met' if met else 'MISSED'}")
+    print()
+    return all(met for *_, met in rows)
+
+
+def _line(key: str, took: Any, *, target: float | None = None, floor: float | None = None) -> None:
+    print(f"{key}.wall_s: {took.wall_s:.3f}")
+    print(f"{key}.cpu_s: {took.cpu_s:.3f}")
+    if floor is not None:
+        print(f"{key}.wall_over_python_startup: {took.wall_s / floor:.2f}")
+    if target is not None:
+        print(f"{key}.wall_over_target: {took.wall_s / target:.2f}")
+
+
+def _row(
+    name: str, took: Any, target: float, floor: float, ok: bool = True
+) -> tuple[str, float, float, str, bool]:
+    ratios = f"{took.wall_s / floor:.1f}x python, {took.wall_s / target:.2f}x target"
+    return name, took.wall_s, took.cpu_s, ratios, ok and took.wall_s <= target
+
+
+def _evaluate_overhead(
+    server: Any, repeats: int, bare_floor: Any, evaluate_calls: Any
+) -> list[tuple[str, float, float, str, bool]]:
+    """evaluate() against the ideal and the plain-httpx floor of the same requests."""
+    n, limit, delay = EVAL_CONVERSATIONS, EVAL_CONCURRENCY, EVAL_DELAY_S
+    ideal = n * delay / limit
+    floor = bare_floor(server.url, n, limit, repeats)
+    server.reset()
+    found = evaluate_calls(server.url, n, limit, repeats)
+    sent = server.reset().requests
+    calls = list(found["calls_s"])
+    first, later = calls[0], min(calls[1:])
+    print(f"evaluate.conversations: {n}")
+    print(f"evaluate.ideal_s: {ideal:.3f} ({n} requests x {delay} s / {limit})")
+    print(f"evaluate.floor_bare_httpx_s: {floor:.3f}")
+    print(f"evaluate.requests_per_call: {sent / len(calls):.1f}")
+    print(f"evaluate.import_s: {found['import_s']:.3f}")
+    rows = []
+    for key, wall in (("first_call", first), ("later_calls", later)):
+        print(f"evaluate.{key}.wall_s: {wall:.3f}")
+        print(f"evaluate.{key}.wall_over_ideal: {wall / ideal:.2f}")
+        print(f"evaluate.{key}.wall_over_floor: {wall / floor:.2f}")
+        print(f"evaluate.{key}.overhead_beyond_floor_s: {wall - floor:.3f}")
+        what = "judge + first call" if key == "first_call" else "later calls (best)"
+        ratios = f"{wall / ideal:.2f}x ideal, +{wall - floor:.3f} s over floor"
+        met = wall - floor <= EVALUATE_OVERHEAD_TARGET_S and sent == n * len(calls)
+        rows.append((f"evaluate() of {n} conversations, {what}", wall, math.nan, ratios, met))
+    rows.append(
+        ("  floor: the same requests by plain httpx", floor, math.nan, f"{floor / ideal:.2f}x "
+         "ideal", True)
+    )  # fmt: skip
+    return rows
 
 
 def _profile(rows: list[dict[str, Any]]) -> None:

@@ -9,8 +9,13 @@ warm-up, timed apart), then N seeded conversations (6 exchanges, tool calls, 3 r
 through `aevaluate(..., judge="offline")`, and reports conversations per second (wall clock),
 CPU seconds and its peak RSS (resource.getrusage, so one metric's memory never hides another's),
 and for the judge metrics what went to the embedding model (`Embedder.counts()`: texts, tokens,
-padding, calls and runs, and the runs' own CPU time).
-`--metric` (repeatable) runs only the metrics named.
+padding, calls and runs, and the runs' own CPU time) and the floor: the texts the timed part
+added to the cache, embedded again afterwards in the same process by a fresh embedder alone in
+one call, one model run at a time, give the model's own CPU per text; texts embedded per
+conversation times that is the least CPU a conversation can cost, and the CPU per conversation is
+printed as a ratio to it.
+`--metric` (repeatable) runs only the metrics named; `--warmup 0` times a cold run (the model
+load included); `--run-sizes 4,8,32` also measures the floor with model runs of those sizes.
 Then, unless --no-stream, it runs benchmarks/run_memory.py: `convoeval run` over M generated
 conversations (default 100,000) streaming to a results file, peak RSS target under 1 GiB.
 """
@@ -39,30 +44,33 @@ METRICS = ("topic_adherence", "conversation_relevancy", "tool_call_accuracy", "t
 WARMUP = 5
 
 
-def child(metric: str, n: int) -> dict[str, Any]:
+def child(metric: str, n: int, warmup: int = WARMUP, sizes: tuple[int, ...] = ()) -> dict[str, Any]:
     """Score in this process (the child) and return its figures."""
     from convoeval import aevaluate
     from convoeval.judges.offline.embedder import get_embedder
 
-    rows = conversations(n + WARMUP, tools=True)
+    rows = conversations(n + warmup, tools=True)
     with tempfile.TemporaryDirectory(prefix="convoeval-speed-") as tmp:
         out = Path(tmp) / "results.jsonl"
         started = time.perf_counter()
-        asyncio.run(aevaluate(rows[:WARMUP], [metric], judge="offline", show_progress=False))
-        warmup = time.perf_counter() - started
-        before = get_embedder().counts()
+        if warmup:
+            asyncio.run(aevaluate(rows[:warmup], [metric], judge="offline", show_progress=False))
+        warmup_s = time.perf_counter() - started
+        before, known = get_embedder().counts(), set(get_embedder().cached_texts())
         started, cpu = time.perf_counter(), time.process_time()
         result = asyncio.run(
-            aevaluate(rows[WARMUP:], [metric], judge="offline", show_progress=False, output=out)
+            aevaluate(rows[warmup:], [metric], judge="offline", show_progress=False, output=out)
         )
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     model = {k: v - before[k] for k, v in get_embedder().counts().items()}
     summary = result.summary()[metric]
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    added = [t for t in get_embedder().cached_texts() if t not in known]
+    run_vectors = get_embedder().embed(added)  # cache hits: the vectors the run computed
     return {
         "metric": metric,
         "conversations": n,
-        "warmup_s": warmup,
+        "warmup_s": warmup_s,
         "wall_s": wall,
         "cpu_s": cpu,
         "per_second": n / wall,
@@ -71,7 +79,29 @@ def child(metric: str, n: int) -> dict[str, Any]:
         "failed": summary["failed"],
         "mean": summary["mean"],
         "model": model,
+        "floor": floor(added, run_vectors),
+        "run_sizes": {size: floor(added, run_vectors, size) for size in sizes},
     }
+
+
+def floor(texts: list[str], expected: Any, size: int | None = None) -> dict[str, Any]:
+    """The model's own CPU per text on `texts`: a fresh embedder (runs of `size` texts, else the
+    shipped size; one run at a time, no cache) embeds them in one call, twice; the cheaper pass
+    counts. `same_vectors` says whether it gave exactly `expected` (the run's vectors)."""
+    import numpy as np
+
+    from convoeval.judges.offline.embedder import Embedder
+
+    if not texts:
+        return {"texts": 0, "cpu_ms_per_text": 0.0, "same_vectors": True}
+    alone = Embedder(threads=1, cache_size=0, **({"batch_size": size} if size else {}))
+    alone.load()
+    passes, same = [], True
+    for _ in range(2):
+        spent = alone.counts()["run_cpu_ns"]
+        same &= bool(np.array_equal(alone.embed(texts), expected))
+        passes.append((alone.counts()["run_cpu_ns"] - spent) / 1e6 / len(texts))
+    return {"texts": len(texts), "cpu_ms_per_text": min(passes), "same_vectors": same}
 
 
 def main() -> int:
@@ -84,20 +114,32 @@ def main() -> int:
     parser.add_argument("--stream-records", type=int, default=100_000)
     parser.add_argument("--no-stream", action="store_true", help="skip the run_memory.py part")
     parser.add_argument("--metric", action="append", choices=METRICS, help="only these metrics")
+    parser.add_argument("--warmup", type=int, default=WARMUP, help="conversations before timing")
+    parser.add_argument(
+        "--run-sizes",
+        default="",
+        help="also the floor with model runs of these sizes, e.g. 4,8,32 (same texts, one run "
+        "at a time)",
+    )
     parser.add_argument("--child", choices=METRICS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.child, args.conversations)))
+        sizes = tuple(int(x) for x in args.run_sizes.split(",") if x.strip())
+        print(json.dumps(child(args.child, args.conversations, args.warmup, sizes)))
         return 0
     figures = []
     for metric in args.metric or METRICS:
         command = [sys.executable, __file__, "--child", metric]
-        command += ["--conversations", str(args.conversations)]
+        command += ["--conversations", str(args.conversations), "--warmup", str(args.warmup)]
+        command += ["--run-sizes", args.run_sizes]
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
             print(done.stdout, done.stderr, sep="\n")
             return 1
-        figures.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        # The child's figures are its one JSON line (its machine block comes before it and the
+        # load after it, as in every benchmark).
+        line = next(x for x in reversed(done.stdout.splitlines()) if x.startswith("{"))
+        figures.append(json.loads(line))
     for f in figures:
         m = f["metric"]
         print(f"{m}.conversations_per_second: {f['per_second']:.1f}")
@@ -115,6 +157,17 @@ def main() -> int:
             cpu = model["run_cpu_ns"] / 1e6
             print(f"{m}.model_run_cpu_ms_per_conversation: {cpu / f['conversations']:.2f}")
             print(f"{m}.model_run_cpu_ms_per_text: {cpu / model['texts']:.3f}")
+            per_text = f["floor"]["cpu_ms_per_text"]
+            least = per_text * model["texts"] / f["conversations"]
+            print(f"{m}.floor_texts_measured: {f['floor']['texts']}")
+            print(f"{m}.floor_same_vectors_as_the_run: {f['floor']['same_vectors']}")
+            print(f"{m}.floor_cpu_ms_per_text: {per_text:.3f}")
+            print(f"{m}.floor_cpu_ms_per_conversation: {least:.2f}")
+            ratio = 1000 * f["cpu_s"] / f["conversations"] / least
+            print(f"{m}.cpu_per_conversation_vs_floor: {ratio:.2f}x")
+            for size, at in f["run_sizes"].items():
+                print(f"{m}.floor_cpu_ms_per_text.runs_of_{size}: {at['cpu_ms_per_text']:.3f}")
+                print(f"{m}.floor_same_vectors_as_the_run.runs_of_{size}: {at['same_vectors']}")
     print()
     print(
         f"{'metric':<24} {'conv/s':>8} {'cpu ms/conv':>12} {'warm-up s':>10} {'peak RSS MiB':>13}"

@@ -263,3 +263,50 @@ def test_the_bots_api_key_is_sent_but_never_written_or_shown(
     assert "HTTP 401" in done.stderr and "[REDACTED]" in done.stderr
     written = "".join(p.read_text() for p in tmp_path.iterdir() if p.is_file())
     assert secret not in done.stdout + done.stderr + written
+
+
+def _python_bot(folder: Path) -> list[str]:
+    (folder / "mybot.py").write_text("def answer(messages):\n    return 'ok'\n")
+    return ["--bot-callable", "mybot:answer"]
+
+
+def test_a_refused_key_exits_5_and_says_so(fault_server: Any, tmp_path: Path) -> None:
+    fault_server.error(401, "Incorrect API key provided").forever()
+    fault_server.models_answer(401, "Incorrect API key provided")
+    _scenarios(tmp_path / "s.jsonl", [{"scenario": "s1 goal after 1"}])
+    done = _convoeval(
+        "simulate", "s.jsonl", *_python_bot(tmp_path), "--user-model", "openai/user-model",
+        "--base-url", fault_server.url, "--api-key", "sk-refused-31f", "--no-cache",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 5, done.stderr  # EXIT_AUTH, as `convoeval run`
+    assert "Incorrect API key provided" in done.stderr and "Traceback" not in done.stderr
+    assert "sk-refused-31f" not in done.stderr + done.stdout
+
+
+def test_a_bug_exits_6_with_its_traceback(tmp_path: Path) -> None:
+    _scenarios(tmp_path / "s.jsonl", [{"scenario": "s1 goal after 1"}])
+    code = (
+        "import convoeval.simulate as simulate\n"
+        "def broken(*a, **k): raise TypeError('an internal bug')\n"
+        "simulate.simulate = broken\n"
+        "from convoeval.cli import main\n"
+        "main(['simulate', 's.jsonl', '--bot-callable', 'mybot:answer', '--user-model',\n"
+        "      'openai/user-model', '--base-url', 'http://127.0.0.1:9/v1'])\n"
+    )
+    _python_bot(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 6, done.stderr  # EXIT_BUG, as `convoeval run`
+    assert "Traceback" in done.stderr and "TypeError: an internal bug" in done.stderr
+    assert "error: a bug stopped the run" in done.stderr
+
+
+def test_price_is_read_by_the_shared_option(sim: SimServer, tmp_path: Path) -> None:
+    _scenarios(tmp_path / "s.jsonl", [{"scenario": "s1 goal after 1"}])
+    for bad in ("user-model=1", "user-model=-1,2"):
+        done = _convoeval("simulate", "s.jsonl", *_sides(sim), "--price", bad, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert "Invalid value for --price: " in done.stderr, done.stderr
+    assert sim.requests == []

@@ -8,33 +8,19 @@ from pathlib import Path
 
 import click
 
+from convoeval.cli.options import FILE, file_option, metric_option, report_option
 from convoeval.cli.output import fail
 
 
 @click.command("agree")
-@click.argument("results", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
+@click.argument("results", type=FILE)
+@file_option(
     "--labels",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
     metavar="FILE",
     help="JSONL labels keyed by record id (default: each record's metadata.labels).",
 )
-@click.option(
-    "-m",
-    "--metric",
-    "metrics",
-    multiple=True,
-    metavar="NAME",
-    help="Only this metric (repeat, or comma-separate names).",
-)
-@click.option(
-    "--report",
-    "report_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Also write an HTML page of the figures and the disagreements.",
-)
+@metric_option("NAME", "Only this metric (repeat, or comma-separate names).", name="metrics")
+@report_option("Also write an HTML page of the figures and the disagreements.")
 def agree_command(
     results: Path, labels: Path | None, metrics: Sequence[str], report_path: Path | None
 ) -> None:

@@ -24,6 +24,9 @@ from convoeval.cli.options import (
     FORMAT_OPTION,
     JUDGE_OPTIONS,
     MESSAGES_FIELD_OPTION,
+    READING,
+    metric_option,
+    output_option,
     reading_options,
 )
 from convoeval.cli.output import error_lines, fail, metric_list
@@ -41,12 +44,6 @@ def _batch_group(data_options: list[Callable[[Any], Any]]) -> click.Group:
         output: Path,
         metric_names: tuple[str, ...],
         judge: tuple[str, ...],
-        layout: str,
-        messages_field: str | None,
-        field_paths: tuple[str, ...],
-        limit: int | None,
-        skip_invalid: bool,
-        reference_topics: tuple[str, ...],
         **options: Any,
     ) -> None:
         """Write the requests the run of DATA needs next (one round) to OUTPUT (JSONL, the Batch
@@ -80,9 +77,7 @@ def _batch_group(data_options: list[Callable[[Any], Any]]) -> click.Group:
                     chosen,
                     output=Path(scratch) / "results.jsonl",
                     show_progress=False,
-                    **reading_options(
-                        layout, messages_field, field_paths, limit, skip_invalid, reference_topics
-                    ),
+                    **reading_options(**{k: options[k] for k in READING}),
                 )
         except ConvoevalError as exc:
             fail(error_lines(exc))
@@ -104,21 +99,8 @@ def _batch_group(data_options: list[Callable[[Any], Any]]) -> click.Group:
     for decorator in reversed(
         [
             click.argument("data", type=click.Path(exists=True, dir_okay=False, path_type=Path)),
-            click.option(
-                "-o",
-                "--output",
-                type=click.Path(dir_okay=False, path_type=Path),
-                required=True,
-                help="The requests file to write (JSONL).",
-            ),
-            click.option(
-                "-m",
-                "--metric",
-                "metric_names",
-                multiple=True,
-                metavar="METRIC[:key=value,...]",
-                help="Metrics, as for `convoeval run`.",
-            ),
+            output_option("The requests file to write (JSONL).", required=True),
+            metric_option("METRIC[:key=value,...]", "Metrics, as for `convoeval run`."),
             JUDGE_OPTIONS,
             *data_options,
             click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N"),

@@ -8,48 +8,43 @@ from pathlib import Path
 
 import click
 
-from convoeval.cli.options import pairs
+from convoeval.cli.options import (
+    FILE,
+    count_option,
+    flag_option,
+    metric_option,
+    pairs,
+    repeated_option,
+    report_option,
+)
 from convoeval.cli.output import EXIT_WORSE, fail, metric_list
 
 
 @click.command("compare")
-@click.argument("base", type=click.Path(dir_okay=False, path_type=Path))
-@click.argument("new", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "-m",
-    "--metric",
-    "metric_names",
-    multiple=True,
-    metavar="METRIC",
-    help="Compare only this metric (repeat, or comma-separate names). Default: every metric "
+@click.argument("base", type=FILE)
+@click.argument("new", type=FILE)
+@metric_option(
+    "METRIC",
+    "Compare only this metric (repeat, or comma-separate names). Default: every metric "
     "both runs have.",
 )
-@click.option(
-    "--report",
-    "report_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Also write the HTML diff page here.",
-)
-@click.option(
+@report_option("Also write the HTML diff page here.")
+@repeated_option(
     "--fail-if-worse",
     "fail_if_worse",
-    multiple=True,
     metavar="METRIC=DELTA",
     help="Exit with code 3 when NEW's mean of METRIC is lower than BASE's by more than DELTA "
     "and the 95% interval of the difference lies below 0 (repeatable).",
 )
-@click.option(
+@count_option(
     "--top",
-    type=click.IntRange(min=0),
+    minimum=0,
     default=5,
     show_default=True,
-    metavar="N",
     help="The N most regressed conversations shown per metric.",
 )
-@click.option(
+@flag_option(
     "--allow-other-references",
-    is_flag=True,
     help="Compare even when paired records have other references than in BASE (they are "
     "then listed in a warning).",
 )

@@ -13,11 +13,74 @@ from typing import Any, TypeVar
 
 import click
 
-from convoeval.io.records import FORMATS as DATA_FORMATS
-
 F = TypeVar("F", bound=Callable[..., Any])
 
-FORMATS = click.Choice(list(DATA_FORMATS))
+
+class _DataFormats(click.Choice):  # type: ignore[type-arg]
+    """`--format`'s choices, `convoeval.io.records.FORMATS`, read when first needed (parsing or
+    `--help` of a command that has the option), so the command line starts without the readers."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property  # type: ignore[override]
+    def choices(self) -> list[str]:
+        from convoeval.io.records import FORMATS as DATA_FORMATS
+
+        return list(DATA_FORMATS)
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        """Ignored: the choices are always the readers' formats."""
+
+
+FORMATS = _DataFormats()
+#: A file to read or write (not a folder), given to the command as a `Path`.
+FILE = click.Path(dir_okay=False, path_type=Path)
+
+
+def count_option(*decls: str, help: str, minimum: int = 1, **extra: Any) -> Callable[[F], F]:
+    """An option taking a whole number of at least `minimum` (shown as N)."""
+    extra.setdefault("metavar", "N")
+    return click.option(*decls, type=click.IntRange(min=minimum), help=help, **extra)
+
+
+def positive_option(*decls: str, help: str, metavar: str = "S") -> Callable[[F], F]:
+    """An option taking a positive number: seconds (S), or another amount (`metavar`)."""
+    positive = click.FloatRange(min=0, min_open=True)
+    return click.option(*decls, type=positive, metavar=metavar, help=help)
+
+
+def file_option(*decls: str, help: str, **extra: Any) -> Callable[[F], F]:
+    """An option naming a file (a `Path`; None when not given)."""
+    return click.option(*decls, type=FILE, help=help, **extra)
+
+
+def repeated_option(*decls: str, metavar: str, help: str) -> Callable[[F], F]:
+    """An option that may be given several times (a tuple of its values)."""
+    return click.option(*decls, multiple=True, metavar=metavar, help=help)
+
+
+def flag_option(*decls: str, help: str) -> Callable[[F], F]:
+    """An on/off option."""
+    return click.option(*decls, is_flag=True, help=help)
+
+
+def metric_option(metavar: str, help: str, name: str = "metric_names") -> Callable[[F], F]:
+    """`-m/--metric`, repeatable (a command's help says what its metrics are for)."""
+    return repeated_option("-m", "--metric", name, metavar=metavar, help=help)
+
+
+def report_option(help: str) -> Callable[[F], F]:
+    """`--report FILE`: the HTML page a command also writes."""
+    return file_option("--report", "report_path", help=help)
+
+
+def output_option(help: str, **extra: Any) -> Callable[[F], F]:
+    """`-o/--output FILE`: what a command writes."""
+    return file_option("-o", "--output", help=help, **extra)
+
+
 FORMAT_OPTION = click.option(
     "--format",
     "layout",
@@ -32,22 +95,26 @@ MESSAGES_FIELD_OPTION = click.option(
     metavar="PATH",
     help="Dotted path of the messages list in each record (other layouts).",
 )
-FIELD_OPTION = click.option(
+FIELD_OPTION = repeated_option(
     "--field",
     "field_paths",
-    multiple=True,
     metavar="NAME=PATH",
     help="Read a sample field from a dotted path, e.g. "
     "reference_tool_calls=info.task.actions (repeatable).",
 )
-PRICE_OPTION = click.option(
-    "--price",
-    "prices",
-    multiple=True,
-    metavar="MODEL=INPUT,OUTPUT",
-    help="The judge model's price in USD per million tokens, input then output, for the cost "
-    "estimate, e.g. gpt-4o-mini=0.15,0.60 (repeatable; wins over the built-in OpenAI prices).",
-)
+
+
+def price_option(
+    help: str = "The judge model's price in USD per million tokens, input then output, for the "
+    "cost estimate, e.g. gpt-4o-mini=0.15,0.60 (repeatable; wins over the built-in OpenAI "
+    "prices).",
+) -> Callable[[F], F]:
+    """`--price MODEL=INPUT,OUTPUT`, repeatable, read by `parse_prices` (each command says
+    whose prices they are)."""
+    return repeated_option("--price", "prices", metavar="MODEL=INPUT,OUTPUT", help=help)
+
+
+PRICE_OPTION = price_option()
 TRIALS_OPTION = click.option(
     "--trials",
     default=None,
@@ -102,7 +169,12 @@ def fields(values: tuple[str, ...]) -> dict[str, str] | None:
     return out or None
 
 
+#: The parameter names of the options that say how to read DATA (`reading_options`).
+READING = ("layout", "messages_field", "field_paths", "limit", "skip_invalid", "reference_topics")
+
+
 def reading_options(
+    *,
     layout: str,
     messages_field: str | None,
     field_paths: tuple[str, ...],
@@ -110,7 +182,8 @@ def reading_options(
     skip_invalid: bool,
     reference_topics: tuple[str, ...],
 ) -> dict[str, Any]:
-    """The `evaluate` keywords of the options that say how to read DATA (`run`, `batch export`)."""
+    """The `evaluate` keywords of the options that say how to read DATA (`run`, `batch export`:
+    their command functions take these options as `**reading`)."""
     return {
         "format": layout,
         "messages_field": messages_field,
@@ -170,11 +243,8 @@ def default_output(data: Path) -> Path:
     return Path(f"{name or 'data'}.results.jsonl")
 
 
-REPEAT_OPTION = click.option(
+REPEAT_OPTION = count_option(
     "--repeat",
-    type=click.IntRange(min=1),
-    default=None,
-    metavar="N",
     help="Score every record N times with fresh judge samples: per record the mean, spread and "
     "pass rate, per metric a bootstrap 95% interval (docs/repeats.md).",
 )
@@ -223,51 +293,25 @@ _JUDGE_DECORATORS = [
         default=None,
         help="API key (or OPENAI_API_KEY); never written to a file or printed.",
     ),
-    click.option(
-        "--timeout",
-        type=click.FloatRange(min=0, min_open=True),
-        default=None,
-        metavar="S",
-        help="Seconds per judge request, counted from when it is sent.",
-    ),
-    click.option(
-        "--retry-budget",
-        type=click.FloatRange(min=0, min_open=True),
-        default=None,
-        metavar="S",
-        help="Total seconds of retries per judge step.",
-    ),
-    click.option(
+    positive_option("--timeout", help="Seconds per judge request, counted from when it is sent."),
+    positive_option("--retry-budget", help="Total seconds of retries per judge step."),
+    flag_option(
         "--reason-first",
-        is_flag=True,
         help="Ask an LLM judge for each verdict's short rationale before the verdict.",
     ),
-    click.option(
+    count_option(
         "--judge-samples",
-        type=click.IntRange(min=1),
-        default=None,
-        metavar="N",
         help="Ask an LLM judge every step N times and take the majority (N requests per step).",
     ),
-    click.option(
+    count_option(
         "--concurrency",
-        type=click.IntRange(min=1),
-        default=None,
-        metavar="N",
         help="Concurrent judge requests per endpoint, shared by the judges on it "
         "(default: 16 per endpoint).",
     ),
-    click.option(
-        "--max-concurrency",
-        type=click.IntRange(min=1),
-        default=None,
-        metavar="N",
-        help="Alias of --concurrency (evaluate's max_concurrency=).",
-    ),
-    click.option("--no-cache", is_flag=True, help="Do not use the judge answer cache."),
-    click.option(
+    count_option("--max-concurrency", help="Alias of --concurrency (evaluate's max_concurrency=)."),
+    flag_option("--no-cache", help="Do not use the judge answer cache."),
+    flag_option(
         "--batch",
-        is_flag=True,
         help="Send the LLM judge's requests through the Batch API, one batch per round of "
         "steps: half the price, answers within 24 h; an interrupted run resumes its batches "
         "(docs/scale.md).",
@@ -320,18 +364,12 @@ _ENGINE_DECORATORS = (
         help="With --engine ray: the Ray cluster to use (HOST:PORT or ray://HOST:PORT); "
         "default: start a local runtime.",
     ),
-    click.option(
+    count_option(
         "--ray-workers",
-        type=click.IntRange(min=1),
-        default=None,
-        metavar="N",
         help="With --engine ray: workers (one CPU each; default: every CPU of the cluster).",
     ),
-    click.option(
+    count_option(
         "--ray-block-size",
-        type=click.IntRange(min=1),
-        default=None,
-        metavar="N",
         help="With --engine ray: records per block sent to a worker (default: 32, or 4 per "
         "request slot of a worker if more).",
     ),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 import traceback
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -58,6 +59,34 @@ def bug_lines(results: Path, secrets: Iterable[str | None] = ()) -> list[str]:
         f"data error. The rows written so far are kept in {results}: run the same command "
         "again to resume once it is fixed, and please report it",
     ]
+
+
+@contextmanager
+def exit_codes(
+    written: Path,
+    secrets: Iterable[str | None] = (),
+    interrupted: Callable[[Exception], bool] = lambda exc: False,
+) -> Iterator[None]:
+    """What stops a command that writes `written` (results or conversations), as its exit code
+    (DESIGN §8): a refused key 5 (what was written is kept), a data, option or judge error 2 (or
+    130 when `interrupted` says so, as for a Ray run that lost every worker), Ctrl-C 130, a bad
+    option value click's own 2, and anything else, a bug, 6 with its traceback (`secrets`
+    masked)."""
+    from convoeval.errors import ConvoevalError
+    from convoeval.judges import JudgeAuthError
+
+    try:
+        yield
+    except JudgeAuthError as exc:
+        fail(refused_lines(exc, written), EXIT_AUTH)
+    except ConvoevalError as exc:
+        fail(error_lines(exc), EXIT_INTERRUPTED if interrupted(exc) else EXIT_INPUT)
+    except KeyboardInterrupt:
+        fail(["interrupted: run the same command again to resume"], EXIT_INTERRUPTED)
+    except click.ClickException:
+        raise  # a bad option value (exit 2), said by click
+    except Exception:  # a bug: its traceback and exit 6; what was written is kept (resumable)
+        fail(bug_lines(written, secrets), EXIT_BUG)
 
 
 def error_lines(exc: Exception) -> list[str]:

@@ -7,8 +7,10 @@ from pathlib import Path
 import click
 
 from convoeval.cli.options import (
+    FILE,
     PRICE_OPTION,
     TRIALS_OPTION,
+    output_option,
     parse_prices,
 )
 from convoeval.cli.output import (
@@ -19,14 +21,8 @@ from convoeval.cli.output import (
 
 
 @click.command()
-@click.argument("results", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="HTML file to write (default: RESULTS with .html).",
-)
+@click.argument("results", type=FILE)
+@output_option("HTML file to write (default: RESULTS with .html).")
 @TRIALS_OPTION
 @PRICE_OPTION
 def report(results: Path, output: Path | None, trials: str | None, prices: tuple[str, ...]) -> None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import click
 
@@ -13,6 +14,7 @@ from convoeval.cli.config import config_option, judge_specs
 from convoeval.cli.options import (
     ENGINE_OPTIONS,
     FIELD_OPTION,
+    FILE,
     FORMAT_OPTION,
     GATE_OPTION,
     JUDGE_OPTIONS,
@@ -21,41 +23,39 @@ from convoeval.cli.options import (
     REPEAT_OPTION,
     TRIALS_OPTION,
     Greedy,
+    count_option,
     default_output,
     engine_options,
+    flag_option,
     gate_mode,
+    metric_option,
+    output_option,
     pairs,
     parse_prices,
     reading_options,
+    repeated_option,
+    report_option,
     share_endpoint_limit,
 )
 from convoeval.cli.output import (
-    EXIT_AUTH,
-    EXIT_BUG,
     EXIT_FAIL_UNDER,
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
-    bug_lines,
     error_lines,
+    exit_codes,
     fail,
     metric_list,
     print_notes,
     print_summary,
-    refused_lines,
     trials_of,
 )
 
 
 @click.command()
-@click.argument("data", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("data", type=FILE)
 @config_option
-@click.option(
-    "-m",
-    "--metric",
-    "metric_names",
-    multiple=True,
-    metavar="METRIC[:key=value,...]",
-    help="Metric to run, with constructor options (repeat, or comma-separate plain names), "
+@metric_option(
+    "METRIC[:key=value,...]",
+    "Metric to run, with constructor options (repeat, or comma-separate plain names), "
     "e.g. -m tool_call_accuracy:strict_order=false. Default: every metric the data and the "
     "judge support.",
 )
@@ -64,17 +64,9 @@ from convoeval.cli.output import (
 @FORMAT_OPTION
 @MESSAGES_FIELD_OPTION
 @FIELD_OPTION
-@click.option(
-    "--limit",
-    type=click.IntRange(min=1),
-    default=None,
-    metavar="N",
-    help="Score only the first N records.",
-)
-@click.option(
-    "--skip-invalid",
-    is_flag=True,
-    help="Score the valid records; list the invalid ones (FILE:LINE) and go on.",
+@count_option("--limit", help="Score only the first N records.")
+@flag_option(
+    "--skip-invalid", help="Score the valid records; list the invalid ones (FILE:LINE) and go on."
 )
 @click.option(
     "--reference-topics",
@@ -85,46 +77,27 @@ from convoeval.cli.output import (
     help="Topics for every record that has none: several values up to the next option (so "
     "give DATA before it), or @FILE with one topic per line.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Results JSONL (default: ./<data name>.results.jsonl). Re-running resumes it.",
+@output_option("Results JSONL (default: ./<data name>.results.jsonl). Re-running resumes it.")
+@report_option("Also write the HTML report here.")
+@repeated_option(
+    "--threshold", "thresholds", metavar="METRIC=X", help="Pass mark of a metric (repeatable)."
 )
-@click.option(
-    "--report",
-    "report_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Also write the HTML report here.",
-)
-@click.option(
-    "--threshold",
-    "thresholds",
-    multiple=True,
-    metavar="METRIC=X",
-    help="Pass mark of a metric (repeatable).",
-)
-@click.option(
+@repeated_option(
     "--fail-under",
     "fail_under",
-    multiple=True,
     metavar="METRIC=X",
     help="Exit with code 3 when METRIC's mean (failed records counted as 0) is below X or "
     "nothing was scored; X is a finite number within METRIC's score range.",
 )
 @GATE_OPTION
 @REPEAT_OPTION
-@click.option("--overwrite", is_flag=True, help="Start the results file again instead of resuming.")
-@click.option(
-    "--retry-failed",
-    is_flag=True,
-    help="Re-score only the failed (record, metric) pairs of the results file.",
+@flag_option("--overwrite", help="Start the results file again instead of resuming.")
+@flag_option(
+    "--retry-failed", help="Re-score only the failed (record, metric) pairs of the results file."
 )
 @TRIALS_OPTION
 @ENGINE_OPTIONS
-@click.option("-q", "--quiet", is_flag=True, help="No progress lines or notes.")
+@flag_option("-q", "--quiet", help="No progress lines or notes.")
 def run(
     data: Path,
     metric_names: tuple[str, ...],
@@ -135,12 +108,6 @@ def run(
     retry_budget: float | None,
     reason_first: bool,
     judge_samples: int | None,
-    layout: str,
-    messages_field: str | None,
-    field_paths: tuple[str, ...],
-    limit: int | None,
-    skip_invalid: bool,
-    reference_topics: tuple[str, ...],
     output: Path | None,
     report_path: Path | None,
     concurrency: int | None,
@@ -160,6 +127,7 @@ def run(
     ray_workers: int | None,
     ray_block_size: int | None,
     quiet: bool,
+    **reading: Any,
 ) -> None:
     """Score every conversation of DATA and write one results row per record.
 
@@ -173,16 +141,13 @@ def run(
     130 interrupted, or a Ray run that lost every worker (the rows written are kept: run again
     to resume).
     """
-    from convoeval.engines.ray.engine import RayWorkersLost
     from convoeval.errors import ConvoevalError, one_spelling
-    from convoeval.judges import JudgeAuthError, resolve_judge
-    from convoeval.judges.offline.loading import quiet_loading
+    from convoeval.judges import resolve_judge
     from convoeval.runner import evaluate
     from convoeval.runner._lock import check_writable
     from convoeval.runner._plan import build_metrics, check_gates, metric_ranges
     from convoeval.stats.trials import parse_trials_option
 
-    quiet_loading(quiet)  # -q: no "loading the offline judge" line either
     limits = pairs(thresholds, "--threshold")
     given_prices = parse_prices(prices)
     gates = pairs(fail_under, "--fail-under")
@@ -197,7 +162,8 @@ def run(
         click.echo("note: --judge-samples is used only by an LLM judge", err=True)
     if offline and (repeat or 1) > 1 and not quiet:
         click.echo("note: the offline judge is deterministic: its repeats agree", err=True)
-    try:
+    lost = functools.partial(_workers_lost, engine=engine)
+    with exit_codes(target, [api_key, os.environ.get("OPENAI_API_KEY")], lost):
         spelled = {"--concurrency": concurrency, "--max-concurrency": max_concurrency}
         concurrency = cast(int | None, one_spelling(spelled))
         shared = {
@@ -232,24 +198,10 @@ def run(
             repeat=repeat,
             prices=given_prices,
             show_progress=not quiet,
-            **reading_options(
-                layout, messages_field, field_paths, limit, skip_invalid, reference_topics
-            ),
+            **reading_options(**reading),
             **engine_options(engine, ray_address, ray_workers, ray_block_size),
         )
         gate = result.gate(gates, mode, pass_rate)
-    except RayWorkersLost as exc:  # stopped part-way, as an interrupted run: resumable
-        fail(error_lines(exc), EXIT_INTERRUPTED)
-    except JudgeAuthError as exc:
-        fail(refused_lines(exc, target), EXIT_AUTH)
-    except ConvoevalError as exc:
-        fail(error_lines(exc))
-    except KeyboardInterrupt:
-        fail(["interrupted: run the same command again to resume"], EXIT_INTERRUPTED)
-    except click.ClickException:
-        raise  # a bad option value (exit 2), said by click
-    except Exception:  # a bug: its traceback and exit 6; the rows written are kept (resumable)
-        fail(bug_lines(target, [api_key, os.environ.get("OPENAI_API_KEY")]), EXIT_BUG)
     try:
         summary = trials_of(result, trials)
     except ConvoevalError as exc:
@@ -279,3 +231,13 @@ def run(
         )
     if gate:
         fail(gate, EXIT_FAILED if failed else EXIT_FAIL_UNDER)
+
+
+def _workers_lost(exc: Exception, engine: str) -> bool:
+    """Whether `exc` is a Ray run's loss of every worker (resumable, exit 130); the Ray engine's
+    module loads only for a Ray run."""
+    if engine != "ray":
+        return False
+    from convoeval.engines.ray.engine import RayWorkersLost
+
+    return isinstance(exc, RayWorkersLost)

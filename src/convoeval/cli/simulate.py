@@ -5,27 +5,32 @@ scores them in the same command (docs/simulation.md)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import click
 
 from convoeval._text import plural
-from convoeval.cli.options import default_output
-from convoeval.cli.output import (
-    EXIT_FAILED,
-    EXIT_INTERRUPTED,
-    error_lines,
-    fail,
-    metric_list,
-    print_summary,
+from convoeval.cli.options import (
+    FILE,
+    count_option,
+    default_output,
+    file_option,
+    flag_option,
+    metric_option,
+    output_option,
+    parse_prices,
+    positive_option,
+    price_option,
+    repeated_option,
+    report_option,
 )
-
-_FILE = click.Path(dir_okay=False, path_type=Path)
+from convoeval.cli.output import EXIT_FAILED, exit_codes, fail, metric_list, print_summary
 
 
 @click.command("simulate")
-@click.argument("scenarios", type=_FILE)
+@click.argument("scenarios", type=FILE)
 @click.option(
     "--bot",
     "bot_model",
@@ -50,24 +55,17 @@ _FILE = click.Path(dir_okay=False, path_type=Path)
     help="Environment variable holding the "
     "bot's API key (sent as a Bearer token; never printed or written).",
 )
-@click.option(
+@file_option(
     "--bot-system-prompt",
-    type=_FILE,
     metavar="FILE",
     help="System prompt sent to an openai/MODEL bot (a text file).",
 )
-@click.option(
+@file_option(
     "--bot-tools",
-    type=_FILE,
     metavar="FILE",
     help="Tools offered to an openai/MODEL bot: a JSON list of OpenAI function tools.",
 )
-@click.option(
-    "--bot-concurrency",
-    type=click.IntRange(min=1),
-    metavar="N",
-    help="Bot requests in flight at most (default: --concurrency).",
-)
+@count_option("--bot-concurrency", help="Bot requests in flight at most (default: --concurrency).")
 @click.option(
     "--user-model",
     required=True,
@@ -81,97 +79,47 @@ _FILE = click.Path(dir_okay=False, path_type=Path)
     "--api-key",
     help="The user model's API key (or OPENAI_API_KEY); never written to a file or printed.",
 )
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    metavar="S",
-    help="Seconds per request (user model and bot), from when it is sent.",
+@positive_option(
+    "--timeout", help="Seconds per request (user model and bot), from when it is sent."
 )
-@click.option(
-    "--retry-budget",
-    type=click.FloatRange(min=0, min_open=True),
-    metavar="S",
-    help="Total seconds of retries per request.",
+@positive_option("--retry-budget", help="Total seconds of retries per request.")
+@count_option(
+    "--max-turns", default=10, show_default=True, help="User messages per conversation at most."
 )
-@click.option(
-    "--max-turns",
-    type=click.IntRange(min=1),
-    default=10,
-    show_default=True,
-    metavar="N",
-    help="User messages per conversation at most.",
-)
-@click.option(
-    "--max-tokens",
-    type=click.IntRange(min=1),
-    metavar="N",
-    help="Stop the run once it has spent N tokens (user model and bot).",
-)
-@click.option(
+@count_option("--max-tokens", help="Stop the run once it has spent N tokens (user model and bot).")
+@positive_option(
     "--max-cost",
-    type=click.FloatRange(min=0, min_open=True),
     metavar="USD",
     help="Stop the run once it has spent USD dollars (needs known prices).",
 )
-@click.option(
-    "--price",
-    "price_specs",
-    multiple=True,
-    metavar="MODEL=INPUT,OUTPUT",
-    help="USD per million input and output tokens of a model (repeatable).",
-)
+@price_option("USD per million input and output tokens of a model (repeatable).")
 @click.option("--seed", type=int, help="Seed of the user model and the bot (offset per trial).")
-@click.option(
+@count_option(
     "--repeat",
-    type=click.IntRange(min=1),
     default=1,
     show_default=True,
-    metavar="N",
     help="Play every scenario N times (trials with different seeds).",
 )
-@click.option(
-    "--concurrency",
-    type=click.IntRange(min=1),
-    default=4,
-    show_default=True,
-    metavar="N",
-    help="Conversations played at once.",
+@count_option("--concurrency", default=4, show_default=True, help="Conversations played at once.")
+@output_option(
+    "Conversations JSONL (default: ./<scenarios name>.conversations.jsonl). Re-running resumes it."
 )
-@click.option(
-    "-o",
-    "--output",
-    type=_FILE,
-    help="Conversations JSONL (default: "
-    "./<scenarios name>.conversations.jsonl). Re-running resumes it.",
-)
-@click.option("--overwrite", is_flag=True, help="Start the conversations file again.")
-@click.option("--retry-failed", is_flag=True, help="Play the failed conversations again.")
-@click.option("--no-cache", is_flag=True, help="Do not use the user model's answer cache.")
-@click.option("--score", is_flag=True, help="Then score the conversations (convoeval run).")
-@click.option(
-    "-m",
-    "--metric",
-    "metric_names",
-    multiple=True,
-    metavar="METRIC",
-    help="Metric to score with (implies --score; default: every metric that fits).",
-)
-@click.option(
+@flag_option("--overwrite", help="Start the conversations file again.")
+@flag_option("--retry-failed", help="Play the failed conversations again.")
+@flag_option("--no-cache", help="Do not use the user model's answer cache.")
+@flag_option("--score", help="Then score the conversations (convoeval run).")
+@metric_option("METRIC", "Metric to score with (implies --score; default: every metric that fits).")
+@repeated_option(
     "--judge",
     "judges",
-    multiple=True,
     metavar="SPEC",
     help="Judge of --score, an LLM one on --base-url (default: the user model).",
 )
-@click.option(
-    "--results",
-    type=_FILE,
-    help="Results JSONL of --score (default: ./<conversations name>.results.jsonl).",
+@file_option(
+    "--results", help="Results JSONL of --score (default: ./<conversations name>.results.jsonl)."
 )
-@click.option(
-    "--report", "report_path", type=_FILE, help="Also write the HTML report (implies --score)."
-)
-@click.option("-q", "--quiet", is_flag=True, help="No line per conversation.")
+@report_option("Also write the HTML report (implies --score).")
+@flag_option("-q", "--quiet", help="No line per conversation.")
 def simulate_command(**given: Any) -> None:
     """Play every scenario of SCENARIOS against the bot with a simulated user, and write the
     conversations (one JSON line each) as `convoeval run` reads them.
@@ -179,11 +127,13 @@ def simulate_command(**given: Any) -> None:
     Exit codes: 0 done; 2 unusable scenarios or options, an endpoint that cannot be reached, or
     a conversations file made by another simulation (nothing is sent); 4 some conversations
     failed (listed; --retry-failed plays them again) or, with --score, some pairs could not be
-    scored; 130 interrupted (the conversations written are kept: run again to resume).
+    scored; 5 a server refused the credentials (what was written is kept); 6 a bug (an
+    exception that is not a judge or data error) stopped the command: its traceback is shown
+    and what was written is kept; 130 interrupted (the conversations written are kept: run
+    again to resume).
     """
     import warnings
 
-    from convoeval.errors import ConvoevalError
     from convoeval.runner._lock import check_writable
     from convoeval.simulate import simulate
 
@@ -191,7 +141,8 @@ def simulate_command(**given: Any) -> None:
     target: Path = given["output"] or _conversations_name(given["scenarios"])
     quiet = given["quiet"]
     scoring = given["score"] or bool(given["metric_names"]) or given["report_path"] is not None
-    try:
+    prices = parse_prices(given["prices"])
+    with exit_codes(target, _secrets(given)):
         if given["report_path"] is not None:
             check_writable(given["report_path"], "report")
         with warnings.catch_warnings():
@@ -204,7 +155,7 @@ def simulate_command(**given: Any) -> None:
                 max_turns=given["max_turns"],
                 max_tokens=given["max_tokens"],
                 max_cost=given["max_cost"],
-                prices=_prices(given["price_specs"]),
+                prices=prices,
                 seed=given["seed"],
                 repeat=given["repeat"],
                 concurrency=given["concurrency"],
@@ -218,10 +169,6 @@ def simulate_command(**given: Any) -> None:
                 cache=False if given["no_cache"] else None,
                 on_conversation=None if quiet else _tell,
             )
-    except ConvoevalError as exc:
-        fail(error_lines(exc))
-    except KeyboardInterrupt:
-        fail(["interrupted: run the same command again to resume"], EXIT_INTERRUPTED)
     failed = _summary(result, target)
     if scoring:
         failed = _score(target, given) or failed
@@ -284,21 +231,10 @@ def _tools(path: Path | None) -> list[dict[str, Any]] | None:
     return tools
 
 
-def _prices(specs: tuple[str, ...]) -> dict[str, tuple[float, float]] | None:
-    """`--price MODEL=INPUT,OUTPUT` options as `prices=`."""
-    prices: dict[str, tuple[float, float]] = {}
-    for spec in specs:
-        model, _, numbers = spec.partition("=")
-        parts = numbers.split(",")
-        try:
-            low, high = (float(p) for p in parts)
-        except ValueError:
-            raise click.BadParameter(
-                f"expected MODEL=INPUT,OUTPUT (USD per million tokens), got {spec!r}",
-                param_hint="--price",
-            ) from None
-        prices[model.strip()] = (low, high)
-    return prices or None
+def _secrets(given: dict[str, Any]) -> list[str | None]:
+    """The keys a traceback must not show: the user model's and the bot's."""
+    named = given["bot_api_key_env"]
+    return [given["api_key"], os.environ.get("OPENAI_API_KEY"), os.environ.get(named or "")]
 
 
 def _conversations_name(scenarios: Path) -> Path:
@@ -356,13 +292,12 @@ def _summary(result: Any, target: Path) -> bool:
 def _score(conversations: Path, given: dict[str, Any]) -> bool:
     """`--score`: score the conversations file as `convoeval run` does; True when some
     (conversation, metric) pairs failed."""
-    from convoeval.errors import ConvoevalError
     from convoeval.judges import resolve_judge
     from convoeval.runner import evaluate
 
     results = given["results"] or default_output(conversations)
     judges = list(given["judges"]) or [given["user_model"]]
-    try:
+    with exit_codes(results, _secrets(given)):
         judge = resolve_judge(
             judges,
             base_url=given["base_url"],
@@ -377,10 +312,6 @@ def _score(conversations: Path, given: dict[str, Any]) -> bool:
             output=results,
             show_progress=not given["quiet"],
         )
-    except ConvoevalError as exc:
-        fail(error_lines(exc))
-    except KeyboardInterrupt:
-        fail(["interrupted: run the same command again to resume"], EXIT_INTERRUPTED)
     print_summary(result)
     click.echo(f"results: {results} ({len(result)} {plural(len(result), 'row')})")
     if given["report_path"] is not None:

@@ -12,11 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import jsonschema
-import jsonschema.exceptions
-import jsonschema.validators
-import referencing.exceptions
-
 from convoeval.metrics._base import Ask, Metric, MetricResult
 from convoeval.metrics._registry import register
 from convoeval.metrics._tool_calls import describe_call, named_calls
@@ -54,7 +49,7 @@ class ToolSchemaCheck(Metric):
         for name, tool in tools.items():
             try:
                 validators[name] = _validator(tool)
-            except _SCHEMA_FAILURES as exc:
+            except _schema_failures() as exc:
                 bad_schemas[name] = _short(f"invalid schema: {_message(exc)}")
         hallucinated: list[dict[str, Any]] = []
         invalid: list[dict[str, Any]] = []
@@ -98,11 +93,20 @@ class ToolSchemaCheck(Metric):
         return MetricResult(valid / checked, _reason(details, checked), details)
 
 
-_SCHEMA_FAILURES = (jsonschema.exceptions.SchemaError, RecursionError, TypeError, ValueError)
+def _schema_failures() -> tuple[type[Exception], ...]:
+    """What an unusable schema raises. jsonschema loads with the first tool scored, not with
+    the metrics package (it takes 40-100 ms, which `convoeval metrics` and a resumed run need not
+    pay)."""
+    import jsonschema.exceptions
+
+    return (jsonschema.exceptions.SchemaError, RecursionError, TypeError, ValueError)
 
 
 def _validator(tool: ToolSpec) -> Any:
     """A checked validator for the tool's arguments (no schema: the tool takes no arguments)."""
+    import jsonschema
+    import jsonschema.validators
+
     schema: Any = tool.parameters
     if schema is None:
         schema = {"type": "object", "maxProperties": 0}
@@ -114,6 +118,9 @@ def _validator(tool: ToolSpec) -> Any:
 def _errors(validator: Any, args: dict[str, Any]) -> list[dict[str, str]] | None:
     """The validator's messages (path, message, keyword), at most `MAX_ERRORS`; None when the
     arguments could not be checked at all."""
+    import jsonschema.exceptions
+    import referencing.exceptions
+
     out: list[dict[str, str]] = []
     try:
         for error in validator.iter_errors(args):

@@ -15,6 +15,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from functools import partial
 from pathlib import Path
 from typing import Any, TypedDict, Unpack, cast
@@ -42,7 +43,6 @@ from convoeval.runner._plan import (
     plan_judges,
 )
 from convoeval.runner._reach_judges import check_judges
-from convoeval.runner._repeats import score_repeated
 from convoeval.runner._resume import RowPlan, now, prepare
 from convoeval.runner._schedule import score_record
 from convoeval.runner.engines import EngineKind, choose_engine
@@ -284,17 +284,20 @@ async def _evaluate(
 
             try:
                 # engine options were checked once, in aevaluate
-                if engine is not None and rows.to_score(scan.valid):
+                if rows.finished(scan.valid):
+                    pass  # every row was read back by `prepare`: the data is not read again
+                elif engine is not None:
                     records = scan.valid - rows.kept
                     runner = (rows, path, source, chosen, plan, options, on_row)
                     meta["engine"] = await _elsewhere(engine, *runner, records)
                 else:
-                    await rows.run(
-                        path,
-                        _jobs(source.items(), rows, path, chosen, plan, options),
-                        on_row,
-                        window=_batch_run.window(batching) or _window(concurrency, plan),
-                    )
+                    with _quiet_loading(judge, options):
+                        await rows.run(
+                            path,
+                            _jobs(source.items(), rows, path, chosen, plan, options),
+                            on_row,
+                            window=_batch_run.window(batching) or _window(concurrency, plan),
+                        )
             finally:
                 shown.close()
             meta["completed"] = now()
@@ -332,6 +335,16 @@ async def _elsewhere(
     finally:
         await engine.close()
     return {**engine.describe(), "scoring_s": round(time.perf_counter() - began, 3)}
+
+
+def _quiet_loading(judge: JudgeSpec, options: RunOptions) -> AbstractContextManager[None]:
+    """`show_progress=False` with the offline judge: no "loading the offline judge" line either
+    (its module loads only when the run uses it)."""
+    if options.get("show_progress", True) or offline_member(judge) is None:
+        return nullcontext()
+    from convoeval.judges.offline.loading import loading_quietly
+
+    return loading_quietly()
 
 
 def _plain(value: Any) -> Any:
@@ -406,8 +419,11 @@ def _jobs(
     (by `score`, default the local scorer)."""
     raising = options.get("raise_exceptions", False)
     repeat = options.get("repeat") or 1
-    if score is None:
-        score = score_record if repeat == 1 else partial(score_repeated, repeat=repeat)
+    if score is None and repeat > 1:
+        from convoeval.runner._repeats import score_repeated  # numpy loads only for repeats
+
+        score = partial(score_repeated, repeat=repeat)
+    score = score or score_record
     old = iter_rows(path) if rows.retry else iter(())
     for item in items:
         previous = rows.redo.get(item.index)

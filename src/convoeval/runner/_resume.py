@@ -81,6 +81,11 @@ class RowPlan:
         """Whether any (record, metric) pair remains to be scored."""
         return bool(self.redo) or len(self.done) < valid
 
+    def finished(self, valid: int) -> bool:
+        """Whether every row is kept as read (a resumed run with nothing left to score): no
+        scoring pass is needed. A retry rewrites the file, so it is never finished here."""
+        return not self.retry and not self.to_score(valid)
+
     def read(self, path: Path, on_row: Callable[[ResultRow], None]) -> None:
         """Take in the rows of an existing results file."""
 

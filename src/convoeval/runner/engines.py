@@ -5,8 +5,9 @@ only through this registry, so its imports never point up (ARCHITECTURE.md §2).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, PackageNotFoundError, distribution, entry_points
 from typing import Any, Protocol
 
 from convoeval.errors import UsageError
@@ -65,19 +66,40 @@ def register_engine(name: str, kind: EngineKind) -> None:
     _ENGINES[name] = kind
 
 
-def _engines() -> dict[str, EngineKind]:
-    """Every engine: the registered ones and the published ones, loaded on first use."""
-    for point in entry_points(group=GROUP):
+def _engines(name: str = LOCAL) -> dict[str, EngineKind]:
+    """The registered engines and the published ones, loaded on first use: convoeval's own
+    always, every installed distribution's only when `name` is none of those (scanning all
+    their metadata takes 10-30 ms, which a local run need not pay: the options it refuses are
+    `evaluate`'s own keywords, so only convoeval's engines can own them)."""
+    points = _own()
+    if name != LOCAL and name not in _ENGINES and name not in {p.name for p in points}:
+        points = _published()
+    for point in points:
         if point.name not in _ENGINES:
             _ENGINES[point.name] = point.load()
     return _ENGINES
+
+
+@functools.cache
+def _own() -> tuple[EntryPoint, ...]:
+    """convoeval's own `convoeval.engines` entry points (none when it is not installed)."""
+    try:
+        return tuple(distribution("convoeval").entry_points.select(group=GROUP))
+    except PackageNotFoundError:  # a source tree that was never installed
+        return ()
+
+
+@functools.cache
+def _published() -> tuple[EntryPoint, ...]:
+    """Every installed distribution's `convoeval.engines` entry points, found once per process."""
+    return tuple(entry_points(group=GROUP))
 
 
 def choose_engine(options: Mapping[str, Any]) -> EngineKind | None:
     """The run's engine, None for the local one; every engine option checked before anything
     is read (an option of an engine the run does not use is refused)."""
     name = options.get("engine") or LOCAL
-    engines = _engines()
+    engines = _engines(name)
     if name != LOCAL and name not in engines:
         known = " or ".join(repr(n) for n in [LOCAL, *engines])
         raise UsageError(f"engine must be {known}, not {name!r}")

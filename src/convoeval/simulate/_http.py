@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import weakref
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,9 +22,10 @@ from convoeval._sync import at_loop_end
 from convoeval._text import plural
 from convoeval.errors import ConvoevalError
 from convoeval.judges.core.backend import BackendFailure, Failure
+from convoeval.judges.core.endpoints import tls_context
 from convoeval.judges.core.retry import Limiter, RetryBudget, RetryPolicy
 from convoeval.judges.openai._replies import status_failure
-from convoeval.judges.openai.judge import _tls_context, redact_url
+from convoeval.judges.openai.judge import redact_url
 from convoeval.judges.protocol._redact import redact
 from convoeval.runner._reach import _proxied
 from convoeval.simulate.bots import BotError
@@ -95,8 +95,9 @@ class JsonPoster:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
-            tls = _tls_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-            client = httpx.AsyncClient(timeout=None, verify=tls, headers=self._headers)
+            client = httpx.AsyncClient(
+                timeout=None, verify=tls_context(self.url), headers=self._headers
+            )
             self._clients[loop] = client
             at_loop_end(self.aclose)
         return client

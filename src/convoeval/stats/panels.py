@@ -21,16 +21,19 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:  # numpy loads when a kappa is computed, not with the runner (issue 35)
+    import numpy as np
+    import numpy.typing as npt
 
 
 def fleiss_kappa(table: npt.ArrayLike) -> float | None:
     """Fleiss' kappa of a count table (items x categories: how many raters put each item in
     each category; every row the same total, at least two raters). None when undefined (every
     rating in one category)."""
+    import numpy as np
+
     counts = np.asarray(table, dtype=float)
     if counts.ndim != 2 or counts.shape[0] == 0:
         raise ValueError("Fleiss' kappa needs a non-empty items x categories count table")
@@ -55,7 +58,7 @@ def _kappa(
     observed = agreement_sum / items
     shares = totals / (items * raters)
     expected = float((shares**2).sum())
-    if np.isclose(expected, 1.0):
+    if abs(expected - 1.0) <= 1e-08 + 1e-05:  # numpy.isclose(expected, 1.0), without numpy
         return None
     return float((observed - expected) / (1.0 - expected))
 
@@ -81,6 +84,8 @@ class _Tally:
         self.raters = len(values)
         labels = [f"{name}={json.dumps(v, sort_keys=True)}" for v in values]
         counts = {label: labels.count(label) for label in dict.fromkeys(labels)}
+        import numpy as np
+
         row = np.array(list(counts.values()), dtype=float)
         self.agreement += float(_item_agreement(row[None, :], float(self.raters))[0])
         self.items += 1
@@ -90,6 +95,8 @@ class _Tally:
     def summary(self) -> dict[str, Any]:
         kappa = None
         if self.items:
+            import numpy as np
+
             totals = np.array(list(self.totals.values()), dtype=float)
             kappa = _kappa(self.items, float(self.raters), self.agreement, totals)
         return {

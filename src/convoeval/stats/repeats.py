@@ -9,8 +9,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-import numpy as np
-
 from convoeval.errors import UsageError
 from convoeval.rows.row import RepeatEntry, ResultRow
 
@@ -64,6 +62,8 @@ def bootstrap_ci(
     """The percentile bootstrap interval of the mean of `values` (None for no values): the
     `level` central share of the means of `resamples` resamples with replacement, drawn by
     `numpy.random.default_rng(seed)` (as `scipy.stats.bootstrap(..., method="percentile")`)."""
+    import numpy as np  # loaded by the first interval, not with the runner (issue 35)
+
     data = np.fromiter(values, dtype=float)
     if data.size == 0:
         return None

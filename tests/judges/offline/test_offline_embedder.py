@@ -269,7 +269,8 @@ def test_threads_share_model_calls_and_get_exactly_the_sequential_vectors(
         assert isinstance(got, np.ndarray)
         np.testing.assert_array_equal(got, want)
     assert len(calls) == 2, [len(c) for c in calls]  # thread 0 alone, then all the others at once
-    assert len(calls[1]) == 7 * 2 + 1  # "shared" embedded once for the seven threads
+    # "shared" was in thread 0's call already: the seven others wait for it, not queue it again
+    assert len(calls[1]) == 7 * 2 and "shared" not in calls[1]
 
 
 def test_group_limit_bounds_one_model_call(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -338,3 +339,41 @@ def test_counts_record_what_went_to_the_model_and_not_cache_hits() -> None:
     assert first["run_cpu_ns"] > 0
     emb.embed(["two words here", "one"])  # cached: nothing more goes to the model
     assert emb.counts() == first
+
+
+def test_a_text_in_flight_for_another_thread_is_not_embedded_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 35: fixed texts that many concurrent steps ask for at once (the scope background
+    topics, the topic lists) go to the model once per run, not once per thread that asked before
+    the first call finished."""
+    fixed = [f"a question about subject number {k}" for k in range(40)]
+    groups = [[*fixed, f"own text {k}", f"another own text {k}"] for k in range(8)]
+    emb = Embedder(group_limit=16)
+    emb.load()
+    calls, began = _spy(monkeypatch, emb, hold_first=len(groups) - 1)
+    results = _in_threads(emb, groups, began)
+    sent = [t for call in calls for t in call]
+    assert sorted(sent) == sorted({t for g in groups for t in g})  # each distinct text once
+    alone = Embedder(cache_size=0)
+    for got, group in zip(results, groups, strict=True):
+        assert isinstance(got, np.ndarray)
+        np.testing.assert_array_equal(got, alone.embed(group))
+
+
+def test_runs_of_eight_give_exactly_the_vectors_of_runs_of_thirty_two() -> None:
+    """Issue 35: the smaller default runs are pure speed (the shipped constants were fitted on
+    vectors from runs of 32)."""
+    texts = [f"request {i}: {'a card payment abroad ' * (i % 13)}" for i in range(70)]
+    texts += LONG_TEXTS[:1]
+    assert Embedder.__init__.__kwdefaults__["batch_size"] == 8
+    np.testing.assert_array_equal(
+        Embedder(cache_size=0).embed(texts), Embedder(cache_size=0, batch_size=32).embed(texts)
+    )
+
+
+def test_cached_texts_lists_the_cache_least_recently_used_first() -> None:
+    emb = Embedder(cache_size=3)
+    emb.embed(["a", "b", "c", "d"])
+    emb.embed(["b"])
+    assert emb.cached_texts() == ["c", "d", "b"]

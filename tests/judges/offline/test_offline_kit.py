@@ -89,12 +89,17 @@ def test_relevant_versus_off_topic_reply(kit: OfflineKit) -> None:
     assert scores[0] > scores[1] and scores[2] > scores[3]
 
 
-def test_context_helps_a_short_follow_up(kit: OfflineKit) -> None:
+def test_earlier_turns_do_not_move_the_score_and_an_answered_follow_up_passes(
+    kit: OfflineKit,
+) -> None:
+    """Calibration 2026-12-03.1 scores the reply against the input alone (the window added
+    nothing that held across DBDC3's systems); a short follow-up that is answered still passes."""
     history = (("Can you recommend a laptop for programming?", "A 14-inch model with 16 GB RAM."),)
     reply = "That model costs about 1,200 dollars and has 16 GB of memory."
     with_context = kit.relevance_scores([Window.of(history, "How much is it?", reply)])[0]
     without = kit.relevance_scores([Window.of((), "How much is it?", reply)])[0]
-    assert with_context > without
+    assert with_context == without
+    assert with_context >= 0.5
 
 
 def test_scores_are_deterministic(kit: OfflineKit) -> None:

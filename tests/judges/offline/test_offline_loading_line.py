@@ -61,3 +61,24 @@ def test_run_prints_it_once_and_not_with_q(tmp_path: Path) -> None:
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         assert done.stderr.count(LINE) == (0 if quiet else 1), done.stderr
+
+
+#: `evaluate(...)` of three records with the delay at 0, in a process of its own; argv[1] is
+#: show_progress.
+EVALUATE = (
+    "import sys; import convoeval.judges.offline.loading as loading; "
+    "loading.LOADING_NOTICE_AFTER_S = 0; from convoeval import evaluate; "
+    "evaluate(sys.argv[2], ['topic_adherence'], 'offline', limit=3, output=sys.argv[3], "
+    "show_progress=sys.argv[1] == 'True')"
+)
+
+
+def test_evaluate_without_progress_prints_no_loading_line(tmp_path: Path) -> None:
+    examples = Path(__file__).resolve().parents[3] / "examples" / "support.jsonl"
+    for shown in (True, False):
+        done = subprocess.run(
+            [sys.executable, "-c", EVALUATE, str(shown), str(examples), f"r{shown}.jsonl"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=300, env=dict(os.environ),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert done.stderr.count(LINE) == (1 if shown else 0), done.stderr

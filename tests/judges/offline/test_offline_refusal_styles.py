@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from convoeval.judges.offline import OfflineKit
-from convoeval.judges.offline.refusal import opening
+from convoeval.judges.offline.refusal import _declines, opening
 
 REFUSALS = [
     "Thanks for reaching out! I understand how frustrating that must be. Unfortunately, investment"
@@ -51,3 +51,13 @@ def test_opening_skips_a_short_courtesy_preamble() -> None:
     reply = "Thanks for asking! I hear you. Sadly that is not possible. More text follows here."
     assert opening(reply) == "Sadly that is not possible. More text follows here."
     assert opening("Sure! It is easy.") == "Sure! It is easy."  # never skipped down to nothing
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["i'm not going to help with that", "i'd rather not give a recipe", "i'm unable to comment"],
+)
+def test_contracted_first_person_declines_are_matched(text: str) -> None:
+    """The decline pattern's contracted forms ("I'm not going to", "I'd rather not") once never
+    matched: a space was required between "i" and the apostrophe."""
+    assert _declines(text)

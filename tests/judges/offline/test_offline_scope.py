@@ -1,4 +1,5 @@
-"""Scope probabilities are relative to each list's competition: the prior odds are divided out."""
+"""Scope probabilities are relative to each list's competition: the prior odds are divided out;
+broad topics compete through their IAB tier-2 categories."""
 
 from __future__ import annotations
 
@@ -8,8 +9,15 @@ import numpy as np
 import pytest
 
 from convoeval.judges.offline import OfflineKit
+from convoeval.judges.offline import calibration as cal
 from convoeval.judges.offline.embedder import FloatArray
-from convoeval.judges.offline.scope import scope_probabilities
+from convoeval.judges.offline.scope import (
+    IAB_TIER1,
+    IAB_TIER2,
+    scope_probabilities,
+    topic_facets,
+    topic_vectors,
+)
 
 
 def _same_vector(texts: Sequence[str]) -> FloatArray:
@@ -48,3 +56,32 @@ def test_the_taxonomy_background_keeps_neighbouring_subjects_out(kit: OfflineKit
         ],
         ["cars", "commuting"],
     ) == [False, False, True]
+
+
+def test_every_tier1_name_has_its_tier2_categories() -> None:
+    assert tuple(IAB_TIER2) == IAB_TIER1
+    assert sum(len(names) for names in IAB_TIER2.values()) == 355  # OpenRTB 2.5, section 5.1
+    assert "air travel" in IAB_TIER2["travel"] and "auto repair" in IAB_TIER2["automotive"]
+
+
+def test_only_a_broad_topic_is_expanded(kit: OfflineKit) -> None:
+    topics = ("travel", "cars", "billing and invoices")
+    own = topic_vectors(topics, kit.embed)
+    facets = topic_facets(topics, own, lambda t: topic_vectors(t, kit.embed), cal.SCOPE_OVERLAP)
+    assert facets == [IAB_TIER2["travel"], IAB_TIER2["automotive"], ()]
+
+
+def test_a_broad_topic_covers_its_subjects(kit: OfflineKit) -> None:
+    # Calibration 2026-12-03.1 (issue 36): "travel" competes through "Japan", "air travel", ...
+    # so a time-zone question counts as travel, as CLINC150's travel domain has it.
+    text = ["What time is it in Tokyo?"]
+    assert kit.in_scope(text, ["travel"]) == [True]
+    flat = scope_probabilities(
+        text,
+        ["travel"],
+        kit.embed,
+        temperature=cal.SCOPE_TEMPERATURE,
+        overlap=cal.SCOPE_OVERLAP,
+        expand=False,
+    )
+    assert flat[0] < cal.SCOPE_THRESHOLD

@@ -7,11 +7,15 @@ refusal costs one request, not one per step. A lesson lasts for the run that lea
 fixed or upgraded since is asked the preferred way again; outside a run (a metric's `score` or
 `score_sync`, `measure`, `assert_conversation` in a notebook or a service) a lesson lasts
 `LEARNED_TTL_S` from when it was learned. The registry also holds each endpoint's shared default
-concurrency limit, used by the judges that set none of their own (see `LLMJudge`).
+concurrency limit, used by the judges that set none of their own (see `LLMJudge`). `tls_context`
+is the TLS context of an endpoint's HTTP client: built only for https, and once per process.
 """
 
 from __future__ import annotations
 
+import functools
+import os
+import ssl
 import threading
 import time
 import weakref
@@ -19,6 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from convoeval.judges.core.retry import DEFAULT_CONCURRENCY, Limiter
 
@@ -120,3 +125,28 @@ class EndpointRegistry:
 
 #: The registry judges use unless they are given their own.
 ENDPOINTS = EndpointRegistry()
+
+
+def tls_context(url: str) -> ssl.SSLContext:
+    """The TLS context for an HTTP client of `url`. For https: httpx's default (certifi's CAs,
+    or SSL_CERT_FILE / SSL_CERT_DIR), built on first use and shared by every client (reading the
+    CA file takes 50-200 ms). For plain http, which never uses TLS: a context that trusts no
+    certificate authority, so no CA file is read, and a connection that did turn to TLS would
+    fail its certificate check instead of going unverified."""
+    if urlsplit(url).scheme.lower() == "https":
+        return _verifying(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    return _trusting_none()
+
+
+@functools.cache
+def _verifying(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    """httpx's default context, once per process and pair of those two settings."""
+    import httpx
+
+    return httpx.create_ssl_context()
+
+
+@functools.cache
+def _trusting_none() -> ssl.SSLContext:
+    """A client context that verifies certificates and host names against no CA at all."""
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)

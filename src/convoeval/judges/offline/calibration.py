@@ -7,7 +7,7 @@ records the figures they give. Bump `CALIBRATION_VERSION` whenever a value or a 
 from __future__ import annotations
 
 #: Goes into `OfflineJudge.describe()` and so into results and cache keys.
-CALIBRATION_VERSION = "2026-12-02.1"
+CALIBRATION_VERSION = "2026-12-03.1"
 
 #: The kit re-centres every score so that its decision threshold maps to 0.5 (monotone, so AUROC
 #: and rankings are unchanged): `score >= 0.5` is the shipped verdict for every primitive.
@@ -18,17 +18,15 @@ REFUSAL_BIAS = -3.1389
 REFUSAL_THRESHOLD = 0.5082
 
 #: Scope: softmax temperature, background-overlap cut-off, and the threshold on P(allowed) with
-#: the list's prior odds divided out (see `scope.scope_probabilities`).
+#: the list's prior odds divided out (see `scope.scope_probabilities`); whether broad topics
+#: compete through their IAB tier-2 categories too (since 2026-12-03.1, issue 36).
 SCOPE_TEMPERATURE = 0.05
 SCOPE_OVERLAP = 0.7
-SCOPE_THRESHOLD = 0.6304
+SCOPE_EXPAND = True
+SCOPE_THRESHOLD = 0.6218
 
-#: Relevance (`relevance_features.FEATURE_NAMES`): logistic weights and bias fitted on the DBDC3
-#: majority turns (features standardised for the fit, the weights given for the raw ones), and
-#: the threshold on P(relevant) with the best agreement there (the kit re-centres it to 0.5).
-RELEVANCE_FEATURE_WEIGHTS: tuple[float, ...] = (
-    14.1355, -5.6329, 1.3718, -0.271, 1.5894, -1.6435, 2.3913, -11.8106, 0.1772, -3.9814,
-    10.5986,
-)  # fmt: skip
-RELEVANCE_FEATURE_BIAS = -4.3641
-RELEVANCE_FEATURE_THRESHOLD = 0.4899
+#: Relevance (`relevance_features.py`): the logistic slope on cos(reply, the user's last turn),
+#: fitted on the DBDC3 majority turns, and the cosine threshold with the best agreement there,
+#: each DBDC3 system counted alike (the kit's score is 0.5 at the threshold).
+RELEVANCE_COSINE_SLOPE = 6.2068
+RELEVANCE_COSINE_THRESHOLD = 0.1567

@@ -20,9 +20,9 @@ import string
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -85,6 +85,11 @@ class _Pending:
     vectors: FloatArray | None = None
     error: BaseException | None = None
     done: bool = False
+    #: Row of each text in `vectors`.
+    rows: dict[str, int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rows = {text: k for k, text in enumerate(self.texts)}
 
 
 class Embedder:
@@ -94,7 +99,9 @@ class Embedder:
     texts one grouped model call takes from the threads waiting (see `embed`). Each model run
     takes at most `batch_size` texts and `batch_tokens` padded tokens: onnxruntime keeps the
     memory of its largest run, and on 200 long tau-bench conversations 32 texts of 256 tokens per
-    run took peak RSS to 1.8 GB, 1,024 tokens to 463 MB, no slower.
+    run took peak RSS to 1.8 GB, 1,024 tokens to 463 MB, no slower. Runs of 8 short texts cost
+    about 15% less CPU per text than runs of 32 (probably as their activations stay in cache),
+    for the same vectors bit for bit (benchmarks/README.md, "Offline judge at its floor").
 
     With `integer` (the default, and what the shipped constants are fitted on) the model's
     matrix products run in integers (`quantize.integer_products`); without, in float32 as the
@@ -113,7 +120,7 @@ class Embedder:
         *,
         expected_sha256: str = MODEL_SHA256,
         threads: int = 2,
-        batch_size: int = 32,
+        batch_size: int = 8,
         batch_tokens: int = 1024,
         max_tokens: int = MAX_TOKENS,
         cache_size: int = 8192,
@@ -136,6 +143,8 @@ class Embedder:
         self._run_lock = threading.Lock()
         self._turn = threading.Condition(self._run_lock)
         self._waiting: list[_Pending] = []
+        #: Texts queued or being embedded, and the request that will bring their vectors.
+        self._inflight: dict[str, _Pending] = {}
         self._busy = False
         self._session: Any = None
         self._tokenizer: Any = None
@@ -152,6 +161,12 @@ class Embedder:
         }
 
     @property
+    def fingerprint(self) -> str:
+        """What this embedder's vectors depend on: the model file, the integer rewrite and the
+        token limit (a shipped table of vectors is used only for the same fingerprint)."""
+        return f"{self._expected_sha256}:{'int8' if self._integer else 'float'}:{self._max_tokens}"
+
+    @property
     def loaded(self) -> bool:
         """Whether the model has been loaded yet."""
         return self._session is not None
@@ -161,6 +176,12 @@ class Embedder:
         with padding and the CPU time of the runs (for benchmarks/speed.py; cache hits are not
         counted)."""
         return dict(self._counts)
+
+    def cached_texts(self) -> list[str]:
+        """The texts whose vectors are cached, least recently used first (benchmarks/speed.py
+        re-embeds the ones a run added to measure the model's own cost per text)."""
+        with self._run_lock:
+            return list(self._cache)
 
     def load(self) -> None:
         """Verify and load the model and tokenizer (idempotent, thread-safe)."""
@@ -224,39 +245,62 @@ class Embedder:
         Safe to call from many threads at once: the texts not in the cache join a queue, and
         while one thread runs the model the others wait; the next thread to find the model free
         embeds everything queued by then (up to `group_limit` texts) in one grouped call and
-        hands each thread its vectors. No timer: a thread alone is served at once.
+        hands each thread its vectors. No timer: a thread alone is served at once. A text that
+        another thread has queued or is embedding is not queued again: this thread waits for
+        that vector, so each distinct text goes to the model once (while it stays cached).
         """
         out = np.zeros((len(texts), DIM), dtype=np.float32)
-        todo: dict[str, list[int]] = {}
         with self._run_lock:
-            for i, text in enumerate(texts):
-                hit = self._cache.get(text)
-                if hit is not None:
-                    self._cache.move_to_end(text)
-                    out[i] = hit
-                else:
-                    todo.setdefault(text, []).append(i)
-        if not todo:
+            missing = self._fill_cached(texts, range(len(texts)), out)
+        if not missing:
             return out
         self.load()
-        unique = list(todo)
-        vectors = self._embed_grouped(unique)
-        with self._run_lock:
-            for text, vec in zip(unique, vectors, strict=True):
-                for i in todo[text]:
-                    out[i] = vec
-                self._remember(text, vec)
+        with self._run_lock:  # some may have been cached or queued meanwhile
+            missing = self._fill_cached(texts, missing, out)
+            mine = list(dict.fromkeys(texts[i] for i in missing if texts[i] not in self._inflight))
+            pending = _Pending(mine)
+            for text in mine:
+                self._inflight[text] = pending
+            if mine:
+                self._waiting.append(pending)
+            sources = {texts[i]: self._inflight[texts[i]] for i in missing}
+        self._wait_for(list({id(p): p for p in sources.values()}.values()))
+        if pending.error is not None:
+            raise pending.error
+        retry = [i for i in missing if sources[texts[i]].error is not None]
+        for i in missing:
+            source = sources[texts[i]]
+            if source.error is None:
+                assert source.vectors is not None
+                out[i] = source.vectors[source.rows[texts[i]]]
+        if retry:  # another thread's request failed (its own bad text): ask for ours anew
+            out[retry] = self.embed([texts[i] for i in retry])
         return out
 
-    def _embed_grouped(self, texts: list[str]) -> FloatArray:
-        """Vectors of `texts`, from one model call shared with the other waiting threads."""
-        mine = _Pending(texts)
+    def _fill_cached(
+        self, texts: Sequence[str], indexes: Iterable[int], out: FloatArray
+    ) -> list[int]:
+        """Copy the cached vectors of `texts[i]` into `out[i]`; return the indexes not cached.
+        Called with `_run_lock` held."""
+        missing = []
+        for i in indexes:
+            hit = self._cache.get(texts[i])
+            if hit is None:
+                missing.append(i)
+            else:
+                self._cache.move_to_end(texts[i])
+                out[i] = hit
+        return missing
+
+    def _wait_for(self, needed: list[_Pending]) -> None:
+        """Until every request in `needed` is done, serving queued requests whenever the model
+        is free (in one model call shared with the other waiting threads)."""
         with self._turn:
-            self._waiting.append(mine)
-            while not mine.done:
+            while not all(pending.done for pending in needed):
                 if self._busy:
                     self._turn.wait()
                     continue
+                assert self._waiting, "a request is neither queued, running nor done"
                 group = self._take_group()
                 self._busy = True
                 self._turn.release()
@@ -264,16 +308,22 @@ class Embedder:
                     self._serve(group)
                 finally:
                     self._turn.acquire()
-                    for pending in group:  # only if interrupted (KeyboardInterrupt and the like)
-                        if not pending.done:
-                            pending.error = RuntimeError("embedding was interrupted")
-                            pending.done = True
+                    self._settle(group)
                     self._busy = False
                     self._turn.notify_all()
-        if mine.error is not None:
-            raise mine.error
-        assert mine.vectors is not None
-        return mine.vectors
+
+    def _settle(self, group: list[_Pending]) -> None:
+        """After a model call: cache the vectors of `group`'s requests and take their texts off
+        the in-flight map. Called with `_run_lock` held."""
+        for pending in group:
+            if not pending.done:  # only if interrupted (KeyboardInterrupt and the like)
+                pending.error = RuntimeError("embedding was interrupted")
+                pending.done = True
+            for k, text in enumerate(pending.texts):
+                if self._inflight.get(text) is pending:
+                    del self._inflight[text]
+                if pending.vectors is not None:
+                    self._remember(text, pending.vectors[k])
 
     def _take_group(self) -> list[_Pending]:
         """The oldest waiting requests, up to `group_limit` texts (always at least one request).

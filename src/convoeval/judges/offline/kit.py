@@ -16,6 +16,7 @@ from convoeval.judges.offline.relevance import Window
 from convoeval.judges.offline.relevance_features import relevance_probabilities
 from convoeval.judges.offline.scope import scope_probabilities, topic_vectors
 from convoeval.judges.offline.segment import Request, segment_requests
+from convoeval.judges.offline.topic_bank import load_bank
 
 #: Every kit score is re-centred so that the shipped verdict is `score >= DECISION`.
 DECISION = 0.5
@@ -41,7 +42,7 @@ class OfflineKit:
         # instead of once per conversation; read-only, as they are shared.
         self._fixed = functools.lru_cache(maxsize=16)(self._frozen(lambda t: self.embed(t)))
         self._topics = functools.lru_cache(maxsize=256)(
-            self._frozen(lambda topics: topic_vectors(topics, self.embed))
+            self._frozen(lambda topics: topic_vectors(topics, self.embed, self._bank()))
         )
 
     @staticmethod
@@ -54,6 +55,11 @@ class OfflineKit:
             return vectors
 
         return frozen
+
+    def _bank(self) -> dict[str, FloatArray]:
+        """The shipped vectors of the fixed topic names, when they fit this kit's embedder."""
+        fingerprint = getattr(self._embedder, "fingerprint", None)
+        return load_bank(fingerprint) if isinstance(fingerprint, str) else {}
 
     @property
     def embedder(self) -> Embedder:
@@ -108,7 +114,8 @@ class OfflineKit:
         return [s >= DECISION for s in self.scope_scores(texts, topics)]
 
     def relevance_scores(self, windows: Sequence[Window]) -> list[float]:
-        """P(the window's final reply is relevant to its input, given the window) per window."""
+        """P(the window's final reply is relevant to its input, the user's last turn) per window;
+        earlier turns of the window do not move it (calibration 2026-12-03.1)."""
         return relevance_probabilities(list(windows), self.embed)
 
     def is_relevant(self, windows: Sequence[Window]) -> list[bool]:

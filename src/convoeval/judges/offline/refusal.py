@@ -115,7 +115,7 @@ STRONG_PHRASES: tuple[str, ...] = (
 
 #: A first-person decline: "I can't / won't / am unable to" followed by a verb of helping.
 _DECLINE = re.compile(
-    r"\bi(?: am|'m)? (?:afraid i |sorry,? (?:but )?i )?(?:can't|cannot|can not|won't|will not"
+    r"\bi(?: am | |'m )?(?:afraid i |sorry,? (?:but )?i )?(?:can't|cannot|can not|won't|will not"
     r"|am unable to|'m unable to|am not able to|'m not able to|am not going to|'m not going to"
     r"|would rather not|'d rather not|prefer not to|must decline to|have to decline to)"
     r"(?: (?:really|currently|directly|personally))? (?:help|assist|provide|give|share|discuss"
@@ -349,17 +349,20 @@ def refusal_features(
     replies: Sequence[str],
     embed: Callable[[Sequence[str]], FloatArray],
     fixed: Callable[[tuple[str, ...]], FloatArray] | None = None,
+    prototypes: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
 ) -> npt.NDArray[np.float64]:
     """The (n, len(FEATURE_NAMES)) feature matrix for `replies`; `fixed` embeds the prototypes
-    (a caller's cache of their vectors; `embed` by default)."""
+    (a caller's cache of their vectors; `embed` by default); `prototypes` replaces the (refusal,
+    answer) prototypes, for benchmarks that try others."""
     feats = np.array([phrase_features(r) for r in replies], dtype=np.float64).reshape(
         len(replies), len(FEATURE_NAMES)
     )
     if not replies:
         return feats
     heads = embed([opening(r) or r for r in replies])
-    refusal = (fixed or embed)(REFUSAL_PROTOTYPES)
-    answer = (fixed or embed)(ANSWER_PROTOTYPES)
+    refusing, answering = prototypes or (REFUSAL_PROTOTYPES, ANSWER_PROTOTYPES)
+    refusal = (fixed or embed)(refusing)
+    answer = (fixed or embed)(answering)
     margin = (heads @ refusal.T).max(axis=1) - (heads @ answer.T).max(axis=1)
     feats[:, FEATURE_NAMES.index("embedding_margin")] = margin
     return feats

@@ -4,7 +4,8 @@ The window's vector is the normalised mean of the vectors of these texts, not th
 texts joined into one: they are embedded anyway (as the replies and inputs of neighbouring
 windows), so the window costs no model time, where the joined text was about two thirds of the
 tokens the judge embedded (benchmarks/README.md, "Offline judge throughput"). The relevance score
-itself comes from `relevance_features.py`.
+itself comes from `relevance_features.py` (the reply against the input alone); the benchmarks use
+the window to measure what it would add.
 """
 
 from __future__ import annotations

@@ -1,176 +1,52 @@
-"""Reply relevance from features of the reply as an answer to the request, not one cosine alone.
+"""Reply relevance: the cosine of the reply with the user's last turn, through a calibrated curve.
 
-Per window: how close the reply is to the input, to the window (the mean of its texts' vectors)
-and to the window's earlier turns alone; how close it is to a generic all-purpose reply ("I
-see."); its content-word overlap with the window; the question/answer type (is the reply a
-question, is it a question in answer to a question, does a yes/no question get a yes/no answer);
-its length; whether it repeats an earlier reply word for word; and the product of the first two
-cosines. A logistic model over them (weights fitted on the DBDC3 dev dialogues, shipped in
-`calibration.py`) gives P(relevant), re-centred so that the shipped verdict is `>= 0.5`.
+Until calibration 2026-12-02.1 a logistic model over eleven features (question types, reply
+length, similarity to generic replies, the window...) gave the score. Validated leaving one DBDC3
+system out, no feature beyond this cosine beat it in every left-out system with a paired interval
+(benchmarks/README.md, "Relevance leaving one system out"), and the model fell below it on other
+corpora, so the cosine ships alone: it means the same thing in any corpus. The slope and the
+threshold are fitted on the DBDC3 majority turns, the threshold counting each system alike.
 
-Every vector comes from one embed call over texts the window is made of (and ten fixed generic
-replies, cached after the first call), so the model costs no more model time than the cosine it
-replaced. Grouped by dialogue and out of fold it beats plain cosine on DBDC3 (benchmarks/README.md,
-which also says how the features were chosen). Nothing encodes where a reply stands in the
-conversation: a window without earlier turns reads its input in their place.
+The vectors come from one embed call over the windows' replies and inputs (the judge groups it
+with other steps'). The earlier turns of a window do not move the score.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from convoeval.judges.offline import calibration as cal
-from convoeval.judges.offline.relevance import context_parts
 from convoeval.judges.protocol.step import Window
 
 FloatArray = npt.NDArray[np.float32]
 
-#: Replies that fit any input, so fit none in particular (written for this library).
-GENERIC_REPLIES: tuple[str, ...] = (
-    "I see.",
-    "Okay.",
-    "That's interesting.",
-    "I don't know.",
-    "What do you mean?",
-    "Really?",
-    "Yes.",
-    "No.",
-    "Let's talk about something else.",
-    "Hello!",
-)
 
-#: Names of the features, in the order `relevance_features` returns them.
-FEATURE_NAMES: tuple[str, ...] = (
-    "cos_input",
-    "cos_context",
-    "generic",
-    "word_overlap",
-    "reply_is_question",
-    "question_for_question",
-    "yes_no_answer",
-    "cos_input_x_context",
-    "reply_words",
-    "exact_repeat",
-    "cos_history",
-)
-
-_WORD = re.compile(r"[a-z0-9']+")
-_STOP_TEXT = """the a an and or to of in on is are was were i you it that this what do does did
-    be for with my your me we they he she have has not no yes"""
-_STOP = frozenset(_STOP_TEXT.split())
-#: Openings of a yes/no question, and of a yes/no answer (written for this library).
-_YES_NO_QUESTION = re.compile(
-    r"^(?:is|are|am|was|were|do|does|did|can|could|will|would|should|shall|have|has|had|may"
-    r"|might|must|isn't|aren't|don't|doesn't|didn't|can't|won't)\b",
-    re.I,
-)
-_WH_QUESTION = re.compile(r"^(?:what|what's|who|whom|whose|where|when|why|how|which)\b", re.I)
-_YES_NO_ANSWER = re.compile(
-    r"^(?:yes|yeah|yep|yup|no|nope|nah|not really|sure|of course|certainly|definitely"
-    r"|absolutely|maybe|probably|i do|i don't|i am|i'm not|i have|i haven't|it is|it's not"
-    r"|it isn't|they are|they aren't|there is|there are)\b",
-    re.I,
-)
-
-
-def _content(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
-
-
-def word_overlap(a: str, b: str) -> float:
-    """Jaccard overlap of the content words of two texts."""
-    wa, wb = _content(a), _content(b)
-    return len(wa & wb) / max(1, len(wa | wb))
-
-
-def is_question(text: str) -> bool:
-    """Whether `text` asks something: it ends with "?" or opens like a question."""
-    s = text.strip()
-    return s.endswith("?") or bool(_YES_NO_QUESTION.match(s) or _WH_QUESTION.match(s))
-
-
-def _text_features(window: Window) -> list[float]:
-    """The features read from the words: question types, length, an exact repeat."""
-    user, reply = window.user.strip(), window.reply.strip()
-    earlier = [r.strip().lower() for _, r in window.history if r.strip()]
-    return [
-        1.0 if reply.endswith("?") else 0.0,
-        1.0 if is_question(user) else 0.0,
-        1.0 if _YES_NO_QUESTION.match(user) and _YES_NO_ANSWER.match(reply) else 0.0,
-        float(np.log1p(len(reply.split()))),
-        1.0 if reply.lower() in earlier else 0.0,
-    ]
-
-
-def relevance_features(
+def reply_input_cosines(
     windows: Sequence[Window], embed: Callable[[Sequence[str]], FloatArray]
 ) -> npt.NDArray[np.float64]:
-    """The (n, len(FEATURE_NAMES)) feature matrix for `windows`."""
+    """cos(reply, the user's last turn) per window, from one embed call."""
     if not windows:
-        return np.zeros((0, len(FEATURE_NAMES)), dtype=np.float64)
-    texts = list(
-        dict.fromkeys(
-            [t for w in windows for t in (w.reply, *context_parts(w))] + list(GENERIC_REPLIES)
-        )
-    )
+        return np.zeros(0, dtype=np.float64)
+    texts = list(dict.fromkeys(t for w in windows for t in (w.reply, w.user)))
     row = {text: k for k, text in enumerate(texts)}
-    vectors = embed(texts).astype(np.float64)  # one call: the judge groups it with other steps'
-
-    def vec(text: str) -> npt.NDArray[np.float64]:
-        found: npt.NDArray[np.float64] = vectors[row[text]]
-        return found
-
-    generic = vectors[[row[t] for t in GENERIC_REPLIES]]
-    sims = np.zeros((len(windows), 4))
-    for k, window in enumerate(windows):
-        reply = vec(window.reply)
-        parts = context_parts(window)
-        sims[k, 0] = reply @ vec(window.user)
-        sims[k, 1] = _cos_mean(reply, vectors[[row[t] for t in parts]])
-        sims[k, 2] = (generic @ reply).max()
-        # The earlier turns alone; with none, the input stands in, so that where a reply
-        # stands in the conversation is never a feature.
-        sims[k, 3] = _cos_mean(reply, vectors[[row[t] for t in parts[:-1] or parts]])
-    to_input, to_context, gen, history = sims.T
-    text = np.array([_text_features(w) for w in windows], dtype=np.float64)
-    reply_q, input_q, yes_no, words, exact = text.T
-    return np.column_stack(
-        [
-            to_input,
-            to_context,
-            gen,
-            [word_overlap(w.reply, w.context()) for w in windows],
-            reply_q,
-            reply_q * input_q,
-            yes_no,
-            to_input * to_context,
-            words,
-            exact,
-            history,
-        ]
-    )
-
-
-def _cos_mean(vector: npt.NDArray[np.float64], block: npt.NDArray[np.float64]) -> float:
-    """Cosine of `vector` with the normalised mean of the rows of `block`."""
-    mean = block.mean(axis=0)
-    return float(vector @ mean / max(float(np.linalg.norm(mean)), 1e-12))
+    vectors = embed(texts).astype(np.float64)
+    replies = vectors[[row[w.reply] for w in windows]]
+    inputs = vectors[[row[w.user] for w in windows]]
+    cosines: npt.NDArray[np.float64] = (replies * inputs).sum(axis=1)
+    return cosines
 
 
 def relevance_probabilities(
     windows: Sequence[Window],
     embed: Callable[[Sequence[str]], FloatArray],
     *,
-    weights: Sequence[float] = cal.RELEVANCE_FEATURE_WEIGHTS,
-    bias: float = cal.RELEVANCE_FEATURE_BIAS,
-    threshold: float = cal.RELEVANCE_FEATURE_THRESHOLD,
+    slope: float = cal.RELEVANCE_COSINE_SLOPE,
+    threshold: float = cal.RELEVANCE_COSINE_THRESHOLD,
 ) -> list[float]:
-    """P(the window's final reply is relevant to its input), re-centred so that `threshold`
-    maps to 0.5: the shipped verdict is `>= 0.5`."""
-    z = relevance_features(windows, embed) @ np.asarray(weights, dtype=np.float64) + bias
-    shift = np.log(threshold / (1.0 - threshold))
-    return [float(v) for v in 1.0 / (1.0 + np.exp(-(z - shift)))]
+    """P(the window's final reply is relevant to its input): a logistic curve over the cosine,
+    centred on the cosine `threshold`, so the shipped verdict is `>= 0.5`."""
+    z = slope * (reply_input_cosines(windows, embed) - threshold)
+    return [float(v) for v in 1.0 / (1.0 + np.exp(-z))]

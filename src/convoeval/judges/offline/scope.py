@@ -7,15 +7,21 @@ public content taxonomy), each topic phrased through
 a few templates, and a softmax with a temperature turns the similarities into the probability that
 an allowed topic is the best explanation of the request. That probability is then divided by the
 list's prior odds (allowed topics against the background topics they compete with), so that one
-threshold fits a list of one topic and a list of five alike.
+threshold fits a list of one topic and a list of five alike. A broad topic (one within the
+overlap cut-off of a tier-1 name, such as "travel" or "cars") also competes through that name's
+tier-2 categories ("air travel", "hotels"; "auto repair"), each phrased through the same
+templates: the allowed topics and the background alike, and the prior odds count them too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
+
+from convoeval.judges.offline import calibration as cal
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -104,20 +110,155 @@ IAB_TIER1: tuple[str, ...] = (
     "religion and spirituality",
 )
 
+#: The tier-2 categories of each IAB tier-1 category above, from the same OpenRTB 2.5 list (section
+#: 5.1), in plain words: what a broad topic such as "travel" covers, made by others and not
+#: chosen by looking at the validation data. A topic close to a tier-1 name is expanded into them
+#: (`topic_facets`).
+IAB_TIER2: dict[str, tuple[str, ...]] = {
+    "arts and entertainment": (
+        "books and literature", "celebrity fan gossip", "fine art", "humor", "movies", "music",
+        "television",
+    ),
+    "automotive": (
+        "auto parts", "auto repair", "buying and selling cars", "car culture",
+        "certified pre-owned cars", "convertibles", "coupes", "crossovers", "diesel",
+        "electric vehicles", "hatchbacks", "hybrids", "luxury cars", "minivans", "motorcycles",
+        "off-road vehicles", "performance vehicles", "pickup trucks", "road-side assistance",
+        "sedans", "trucks and accessories", "vintage cars", "wagons",
+    ),
+    "business": (
+        "advertising", "agriculture", "biotech and biomedical", "business software",
+        "construction", "forestry", "government", "green solutions", "human resources",
+        "logistics", "marketing", "metals",
+    ),
+    "careers": (
+        "career planning", "college", "financial aid", "job fairs", "job search",
+        "resume writing and advice", "nursing", "scholarships", "telecommuting",
+        "the US military", "career advice",
+    ),
+    "education": (
+        "7-12 education", "adult education", "art history", "college administration",
+        "college life", "distance learning", "English as a second language",
+        "language learning", "graduate school", "homeschooling", "homework and study tips",
+        "K-6 educators", "private school", "special education", "studying business",
+    ),
+    "family and parenting": (
+        "adoption", "babies and toddlers", "daycare and pre-school", "family internet",
+        "parenting K-6 kids", "parenting teens", "pregnancy", "special needs kids", "eldercare",
+    ),
+    "health and fitness": (
+        "exercise", "ADD", "AIDS and HIV", "allergies", "alternative medicine", "arthritis",
+        "asthma", "autism and PDD", "bipolar disorder", "brain tumor", "cancer", "cholesterol",
+        "chronic fatigue syndrome", "chronic pain", "cold and flu", "deafness", "dental care",
+        "depression", "dermatology", "diabetes", "epilepsy", "GERD and acid reflux",
+        "headaches and migraines", "heart disease", "herbs for health", "holistic healing",
+        "IBS and Crohn's disease", "incest and abuse support", "incontinence", "infertility",
+        "men's health", "nutrition", "orthopedics", "panic and anxiety disorders", "pediatrics",
+        "physical therapy", "psychology and psychiatry", "senior health", "sexuality",
+        "sleep disorders", "smoking cessation", "substance abuse", "thyroid disease",
+        "weight loss", "women's health",
+    ),
+    "food and drink": (
+        "American cuisine", "barbecues and grilling", "Cajun and Creole", "Chinese cuisine",
+        "cocktails and beer", "coffee and tea", "cuisine-specific", "desserts and baking",
+        "dining out", "food allergies", "French cuisine", "health and low-fat cooking",
+        "Italian cuisine", "Japanese cuisine", "Mexican cuisine", "vegan", "vegetarian", "wine",
+    ),
+    "hobbies and interests": (
+        "art and technology", "arts and crafts", "beadwork", "bird-watching",
+        "board games and puzzles", "candle and soap making", "card games", "chess", "cigars",
+        "collecting", "comic books", "drawing and sketching", "freelance writing", "genealogy",
+        "getting published", "guitar", "home recording", "investors and patents",
+        "jewelry making", "magic and illusion", "needlework", "painting", "photography", "radio",
+        "roleplaying games", "sci-fi and fantasy", "scrapbooking", "screenwriting",
+        "stamps and coins", "video and computer games", "woodworking",
+    ),
+    "home and garden": (
+        "appliances", "entertaining", "environmental safety", "gardening", "home repair",
+        "home theater", "interior decorating", "landscaping", "remodeling and construction",
+    ),
+    "law, government and politics": (
+        "immigration", "legal issues", "US government resources", "politics", "commentary",
+    ),
+    "news": ("international news", "national news", "local news"),
+    "personal finance": (
+        "beginning investing", "credit, debt and loans", "financial news", "financial planning",
+        "hedge funds", "insurance", "investing", "mutual funds", "options",
+        "retirement planning", "stocks", "tax planning",
+    ),
+    "society": (
+        "dating", "divorce support", "gay life", "marriage", "senior living", "teens",
+        "weddings", "ethnic specific",
+    ),
+    "science": (
+        "astrology", "biology", "chemistry", "geology", "paranormal phenomena", "physics",
+        "space and astronomy", "geography", "botany", "weather",
+    ),
+    "pets": (
+        "aquariums", "birds", "cats", "dogs", "large animals", "reptiles", "veterinary medicine",
+    ),
+    "sports": (
+        "auto racing", "baseball", "bicycling", "bodybuilding", "boxing",
+        "canoeing and kayaking", "cheerleading", "climbing", "cricket", "figure skating",
+        "fly fishing", "football", "freshwater fishing", "game and fish", "golf",
+        "horse racing", "horses", "hunting and shooting", "inline skating", "martial arts",
+        "mountain biking", "NASCAR racing", "Olympics", "paintball", "power and motorcycles",
+        "pro basketball", "pro ice hockey", "rodeo", "rugby", "running and jogging", "sailing",
+        "saltwater fishing", "scuba diving", "skateboarding", "skiing", "snowboarding",
+        "surfing and body-boarding", "swimming", "table tennis and ping-pong", "tennis",
+        "volleyball", "walking", "waterski and wakeboard", "world soccer",
+    ),
+    "style and fashion": (
+        "beauty", "body art", "fashion", "jewelry", "clothing", "accessories",
+    ),
+    "technology and computing": (
+        "3-D graphics", "animation", "antivirus software", "C and C++", "cameras and camcorders",
+        "cell phones", "computer certification", "computer networking", "computer peripherals",
+        "computer reviews", "data centers", "databases", "desktop publishing", "desktop video",
+        "email", "graphics software", "home video and DVD", "internet technology", "Java",
+        "JavaScript", "Mac support", "MP3 and MIDI", "net conferencing", "net for beginners",
+        "network security", "palmtops and PDAs", "PC support", "portable", "entertainment",
+        "shareware and freeware", "Unix", "Visual Basic", "web clip art", "web design and HTML",
+        "web search", "Windows",
+    ),
+    "travel": (
+        "adventure travel", "Africa", "air travel", "Australia and New Zealand",
+        "bed and breakfasts", "budget travel", "business travel", "by US locale", "camping",
+        "Canada", "Caribbean", "cruises", "Eastern Europe", "Europe", "France", "Greece",
+        "honeymoons and getaways", "hotels", "Italy", "Japan", "Mexico and Central America",
+        "national parks", "South America", "spas", "theme parks", "traveling with kids",
+        "United Kingdom",
+    ),
+    "real estate": ("apartments", "architects", "buying and selling homes"),
+    "shopping": ("contests and freebies", "couponing", "comparison", "engines"),
+    "religion and spirituality": (
+        "alternative religions", "atheism and agnosticism", "Buddhism", "Catholicism",
+        "Christianity", "Hinduism", "Islam", "Judaism", "Latter-Day Saints", "pagan and Wiccan",
+    ),
+}  # fmt: skip
+
 #: The background a request's allowed topics compete with (65 topics: "shopping" is in both).
 BACKGROUND_TOPICS: tuple[str, ...] = tuple(dict.fromkeys(OWN_TOPICS + IAB_TIER1))
 
 
 def topic_vectors(
-    topics: Sequence[str], embed: Callable[[Sequence[str]], FloatArray]
+    topics: Sequence[str],
+    embed: Callable[[Sequence[str]], FloatArray],
+    known: Mapping[str, FloatArray] | None = None,
 ) -> FloatArray:
-    """One unit vector per topic: the mean of its templated phrasings."""
+    """One unit vector per topic: the mean of its templated phrasings. Topics in `known` (the
+    shipped `topic_bank`, same model and phrasings) take their vector from there unembedded."""
     if not topics:
         return np.zeros((0, 384), dtype=np.float32)
-    phrased = [t.format(topic=topic) for topic in topics for t in TOPIC_TEMPLATES]
-    vecs = embed(phrased).reshape(len(topics), len(TOPIC_TEMPLATES), -1).mean(axis=1)
-    norms = np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
-    unit: FloatArray = (vecs / norms).astype(np.float32)
+    known = known or {}
+    todo = list(dict.fromkeys(t for t in topics if t not in known))
+    fresh: dict[str, FloatArray] = {}
+    if todo:
+        phrased = [t.format(topic=topic) for topic in todo for t in TOPIC_TEMPLATES]
+        vecs = embed(phrased).reshape(len(todo), len(TOPIC_TEMPLATES), -1).mean(axis=1)
+        norms = np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
+        fresh = dict(zip(todo, (vecs / norms).astype(np.float32), strict=True))
+    unit: FloatArray = np.stack([known[t] if t in known else fresh[t] for t in topics])
     return unit
 
 
@@ -130,6 +271,7 @@ def scope_probabilities(
     overlap: float,
     background_topics: Sequence[str] = BACKGROUND_TOPICS,
     vectors: Callable[[tuple[str, ...]], FloatArray] | None = None,
+    expand: bool | None = None,
 ) -> list[float]:
     """P(allowed) per text, relative to the list's own competition.
 
@@ -139,23 +281,75 @@ def scope_probabilities(
     fixed cut-off more easily than a list of one. Background topics whose vector is closer than
     `overlap` to an allowed topic are dropped, so an allowed topic never competes with its own
     synonym. `vectors` gives a tuple of topics' `topic_vectors` (a caller's cache of them, as
-    they depend on nothing else); by default they are computed here.
+    they depend on nothing else); by default they are computed here. With `expand`, a topic
+    (allowed or background) within `overlap` of an IAB tier-1 name also competes through each of
+    that name's tier-2 categories (`topic_facets`), and the prior odds count those facets too;
+    by default as calibrated (`calibration.SCOPE_EXPAND`).
     """
     if not texts:
         return []
     if not topics:
         return [0.0] * len(texts)
     vectors = vectors or (lambda names: topic_vectors(names, embed))
+    expand = cal.SCOPE_EXPAND if expand is None else expand
     allowed = vectors(tuple(topics))
     background = vectors(tuple(background_topics))
     keep = (background @ allowed.T).max(axis=1) < overlap
     background = background[keep]
     vecs = embed(texts)
-    sims = np.concatenate([vecs @ allowed.T, vecs @ background.T], axis=1).astype(np.float64)
+    kept = tuple(t for t, k in zip(background_topics, keep, strict=True) if k)
+    mine = _facet_sims(vecs, tuple(topics), allowed, vectors, overlap, expand)
+    theirs = _facet_sims(vecs, kept, background, vectors, overlap, expand)
+    sims = np.concatenate([mine, theirs], axis=1)
     logits = sims / temperature
     top = logits.max(axis=1, keepdims=True)
-    allowed_mass = np.exp(logits[:, : len(topics)] - top).sum(axis=1)
-    background_mass = np.exp(logits[:, len(topics) :] - top).sum(axis=1)
-    prior_odds = len(topics) / max(len(background), 1)
+    allowed_mass = np.exp(logits[:, : mine.shape[1]] - top).sum(axis=1)
+    background_mass = np.exp(logits[:, mine.shape[1] :] - top).sum(axis=1)
+    prior_odds = mine.shape[1] / max(theirs.shape[1], 1)
     odds = allowed_mass / np.clip(background_mass * prior_odds, 1e-300, None)
     return [float(v) for v in odds / (1.0 + odds)]
+
+
+def topic_facets(
+    topics: tuple[str, ...],
+    own: FloatArray,
+    vectors: Callable[[tuple[str, ...]], FloatArray],
+    overlap: float,
+) -> list[tuple[str, ...]]:
+    """Per topic, the IAB tier-2 names it expands into: those of the tier-1 name closest to it,
+    when that one is within cosine `overlap` of it (a broad topic such as "travel"), else none.
+    `own` holds the topics' vectors."""
+    if not topics:
+        return []
+    tier1 = vectors(IAB_TIER1)
+    sims = own @ tier1.T
+    best = sims.argmax(axis=1)
+    return [IAB_TIER2[IAB_TIER1[j]] if sims[i, j] >= overlap else () for i, j in enumerate(best)]
+
+
+@functools.lru_cache(maxsize=256)
+def _facet_names(
+    topics: tuple[str, ...], vectors: Callable[[tuple[str, ...]], FloatArray], overlap: float
+) -> tuple[str, ...]:
+    """All the expansions of `topics`, in order; cached, as a kit asks for the same lists again
+    and again (`vectors` is the kit's own cached lookup, so the key names the embedder too)."""
+    own = vectors(topics)
+    return tuple(n for facets in topic_facets(topics, own, vectors, overlap) for n in facets)
+
+
+def _facet_sims(
+    vecs: FloatArray,
+    topics: tuple[str, ...],
+    own: FloatArray,
+    vectors: Callable[[tuple[str, ...]], FloatArray],
+    overlap: float,
+    expand: bool,
+) -> npt.NDArray[np.float64]:
+    """Similarities of `vecs` to each topic's vector and, with `expand`, to each vector of the
+    topics' expansions (one column each)."""
+    sims = vecs @ own.T
+    if expand:
+        names = _facet_names(topics, vectors, overlap)
+        if names:  # one cached matrix for all the expansions: one product per call
+            sims = np.concatenate([sims, vecs @ vectors(names).T], axis=1)
+    return sims.astype(np.float64)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from convoeval.judges.core.backend import BackendFailure, BackendReply, Failure
 from convoeval.judges.core.retry import parse_retry_after
+
+if TYPE_CHECKING:
+    import httpx
 
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object")
 #: Sampling parameters some models refuse (OpenAI's reasoning models), and how to adapt:

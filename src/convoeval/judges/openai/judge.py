@@ -13,27 +13,26 @@ wraps, retries and re-times those in ways the core would have to undo.
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 import re
-import ssl
 import weakref
 from dataclasses import replace
-from typing import Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
-
-import httpx
 
 from convoeval._sync import at_loop_end
 from convoeval.errors import check_count, one_spelling
 from convoeval.judges.core.backend import BackendFailure, BackendReply, BackendRequest, Failure
 from convoeval.judges.core.cache import JudgeCache, default_cache_dir
-from convoeval.judges.core.endpoints import ENDPOINTS, EndpointRegistry
+from convoeval.judges.core.endpoints import ENDPOINTS, EndpointRegistry, tls_context
 from convoeval.judges.core.llm import LLMJudge
 from convoeval.judges.core.retry import Limiter, RetryPolicy
 from convoeval.judges.openai._replies import read_reply, status_failure
 from convoeval.judges.openai.recipe import OpenAIRecipe
 from convoeval.judges.protocol.base import JudgeConfigError
+
+if TYPE_CHECKING:  # httpx loads with the first request: a run that sends none never needs it
+    import httpx
 
 OPENAI_URL = "https://api.openai.com/v1"
 #: The key sent to local servers that need none (never a real credential).
@@ -83,13 +82,6 @@ class ClientOptions(TypedDict):
     base_url: str
 
 
-@functools.cache
-def _tls_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
-    """httpx's default TLS context (certifi's CAs, or SSL_CERT_FILE / SSL_CERT_DIR), built once
-    per process and those two settings, and shared by every client (a context is thread-safe)."""
-    return httpx.create_ssl_context()
-
-
 class OpenAIChatBackend:
     """One round trip to `{base_url}/chat/completions`, on one httpx client per event loop."""
 
@@ -117,11 +109,6 @@ class OpenAIChatBackend:
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
             weakref.WeakKeyDictionary()
         )
-        # Made now, not on the first request of a run: httpx imports its transport package on
-        # its first client, and loading the CA certificates takes about 50 ms per client.
-        import httpcore  # noqa: F401
-
-        self._tls = _tls_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
 
     def sampling(self) -> dict[str, Any]:
         """Temperature, seed and token limit: they shape answers, so they key the cache."""
@@ -144,11 +131,13 @@ class OpenAIChatBackend:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
+            import httpx
+
             # No httpx timeouts and no pool limit: the core's limiter and per-request timeout
             # bound every request, counted from when it is sent.
             client = httpx.AsyncClient(
                 timeout=None,
-                verify=self._tls,
+                verify=tls_context(self.base_url),
                 limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
                 headers={"Authorization": f"Bearer {self._api_key}"},
             )
@@ -191,6 +180,8 @@ class OpenAIChatBackend:
 
     async def send(self, request: BackendRequest) -> BackendReply:
         """POST the request; classify any failure with what came back or what failed."""
+        import httpx
+
         body = self.body(request)
         url = _joined(self.base_url, "chat/completions")
         try:
@@ -214,6 +205,8 @@ class OpenAIChatBackend:
         None. Nothing else proves the key wrong: a server without the route answers 404, some
         list models without a key (llama.cpp, OpenRouter), and a key restricted to some
         endpoints may chat yet get 403 here; the first chat request's refusal stops the run."""
+        import httpx
+
         try:
             async with asyncio.timeout(timeout):
                 response = await self._client().get(_joined(self.base_url, "models"))

@@ -1,0 +1,23 @@
+"""benchmarks/speed.py runs end to end: its parent reads each child's figures even though every
+process prints its machine block (and the load after it) around them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_speed_prints_machine_and_figures_for_a_cheap_metric() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    command = [sys.executable, str(ROOT / "benchmarks" / "speed.py"), "--no-stream"]
+    command += ["--metric", "tool_call_f1", "--conversations", "3"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("# machine.commit: ")
+    assert any(line.startswith("tool_call_f1.conversations_per_second: ") for line in lines)
+    assert "tool_call_f1.failed: 0" in lines
