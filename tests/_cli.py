@@ -5,8 +5,8 @@
 is forked from a zygote (tests/_cli_zygote.py) that imported the command line once per test
 worker; the child still gets its own pid, argv, environment, working directory and pipes, and
 exits as the interpreter does. Its stdin is `input` (or /dev/null). `fork=False`, or an
-environment that changes how Python starts (PYTHON*, locale, HOME, TMPDIR), starts a fresh
-interpreter instead.
+environment that changes how Python or a preloaded library starts (PYTHON*, locale, HOME,
+TMPDIR, BLAS threads), starts a fresh interpreter instead.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from pathlib import Path
 
 _ZYGOTE = Path(__file__).with_name("_cli_zygote.py")
 _HEADER = struct.Struct("!I")
-#: Variables read when the interpreter starts (or by a module the zygote already imported):
+#: Variables read when the interpreter starts or a module the zygote preloads is imported:
 #: a call that changes one gets a fresh interpreter.
-_STARTUP = ("PYTHON", "LC_", "LANG", "HOME", "TMPDIR")
+_STARTUP = ("PYTHON", "LC_", "LANG", "HOME", "TMPDIR", "OMP_", "OPENBLAS_", "MKL_")
 
 
 class _Zygote:
@@ -61,7 +61,10 @@ class _Zygote:
         return any(env.get(name) != self.env.get(name) for name in names)
 
     def close(self) -> None:
+        if self._watch_w < 0:
+            return
         os.close(self._watch_w)  # the zygote sees EOF and returns
+        self._watch_w = -1
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -80,22 +83,24 @@ def convoeval(
     input: str | None = None,
     timeout: float = 300,
     fork: bool = True,
+    module: str = "convoeval.cli",
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m convoeval.cli ARGS` in a process of its own: returncode, stdout and stderr."""
+    """`python -m MODULE ARGS` (the command line by default; `convoeval` runs it too) in a
+    process of its own: its returncode, stdout and stderr."""
     global _zygote
     argv = [os.fspath(arg) for arg in args]
     environment = dict(os.environ if env is None else env)
     if fork and _zygote is None:
         _zygote = _Zygote()
-    command = [sys.executable, "-m", "convoeval.cli", *argv]
+    command = [sys.executable, "-m", module, *argv]
     if not fork or _zygote is None or _zygote.startup_differs(environment):
         return subprocess.run(
             command, cwd=cwd, env=environment, input=input,
             capture_output=True, text=True, timeout=timeout,
         )  # fmt: skip
     folder = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
-    request = json.dumps({"argv": argv, "env": environment, "cwd": folder}).encode()
-    return _forked(_zygote, command, request, input, timeout)
+    request = {"argv": argv, "env": environment, "cwd": folder, "module": module}
+    return _forked(_zygote, command, json.dumps(request).encode(), input, timeout)
 
 
 def _forked(

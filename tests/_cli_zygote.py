@@ -6,8 +6,8 @@ call's argv, environment, working directory and stdin/stdout/stderr (the caller'
 over a Unix socket), and exits the way the interpreter does. Only the import of the command line
 is shared, so a call costs a fork instead of a Python start-up and the imports.
 
-Protocol, one connection per call: the caller sends a length-prefixed JSON request
-(`argv`, `env`, `cwd`) with its three pipe ends attached; the zygote answers `{"pid": N}` once
+Protocol, one connection per call: the caller sends a length-prefixed JSON request (`argv`,
+`env`, `cwd`, `module`) with its three pipe ends attached; the zygote answers `{"pid": N}` once
 the child runs and `{"status": CODE}` when it ended (negative: killed by that signal).
 """
 
@@ -26,6 +26,22 @@ import sys
 from typing import Any
 
 import convoeval.cli  # noqa: F401  (the import every child shares)
+
+#: What most commands import on their way (the evaluation engine, the offline judge's runtime,
+#: the report, the HTTP client): loaded once here, before any thread or socket of a command
+#: exists, so a child starts with them. None of them starts a thread or reads a setting that a
+#: call may change (tests/_cli.py starts a fresh interpreter when such a setting differs).
+PRELOAD = (
+    "convoeval.runner",
+    "convoeval.judges",
+    "convoeval.judges.offline.embedder",
+    "convoeval.report",
+    "convoeval.stats.trials",
+    "convoeval.engines.ray.engine",
+    "rich.console",
+    "httpx",
+    "jsonschema",
+)
 
 _HEADER = struct.Struct("!I")
 
@@ -50,7 +66,7 @@ def _send(conn: socket.socket, message: dict[str, int]) -> None:
 
 def _become_the_command(request: dict[str, Any], fds: list[int], inherited: list[Any]) -> None:
     """In the child: take the call's stdio, environment, directory and argv, then run
-    `python -m convoeval.cli` as the interpreter would (its exit is the interpreter's)."""
+    `python -m MODULE` as the interpreter would (its exit is the interpreter's)."""
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     for thing in inherited:  # the zygote's sockets and pipes are none of the command's business
@@ -68,11 +84,13 @@ def _become_the_command(request: dict[str, Any], fds: list[int], inherited: list
     sys.path[0] = os.getcwd()
     importlib.invalidate_caches()
     sys.argv = ["convoeval", *request["argv"]]
-    runpy.run_module("convoeval.cli", run_name="__main__", alter_sys=True)
+    runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
 
 
 def main() -> None:
     """Serve calls until the test worker that started this process goes away."""
+    for name in PRELOAD:
+        importlib.import_module(name)
     listener = socket.socket(fileno=int(sys.argv[1]))
     watch = int(sys.argv[2])  # the worker holds the other end: EOF when it exits
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)

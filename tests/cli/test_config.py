@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from _cli import convoeval
 from convoeval import AIMessage, HumanMessage, MultiTurnSample, ToolCall
 
 GOAL = "agent_goal_accuracy_with_reference"
@@ -19,11 +20,7 @@ GOOD_GOAL = {"end_state": "the order was found", "achieved": True, "reason": "it
 
 
 def _convoeval(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "convoeval.cli", *args]
-    environment = {**os.environ, "OPENAI_API_KEY": "sk-shared", **env}
-    return subprocess.run(
-        command, cwd=cwd, capture_output=True, text=True, timeout=300, env=environment
-    )
+    return convoeval(*args, cwd=cwd, env={**os.environ, "OPENAI_API_KEY": "sk-shared", **env})
 
 
 def _data(path: Path, count: int) -> Path:
