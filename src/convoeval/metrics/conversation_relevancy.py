@@ -95,7 +95,7 @@ def _offline(inputs: RelevancyInput, kit: OfflineKit) -> RelevancyVerdicts:
 
 VERDICTS = Step(
     "conversation_relevancy.verdicts",
-    3,
+    4,
     INSTRUCTIONS,
     TEMPLATE,
     RelevancyVerdicts,

@@ -59,7 +59,7 @@ class GEvalInput(StepInput):
 
 VERDICT = Step(
     "conversational_geval.score",
-    1,
+    2,
     "You grade a conversation between a user and an AI assistant on criteria set by the person "
     "evaluating it. Follow the evaluation steps when they are given, judge only what the "
     "criteria ask, and score from 0 (not met at all) to 10 (fully met). The criteria, the case "

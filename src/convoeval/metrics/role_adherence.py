@@ -62,7 +62,7 @@ class RoleInput(StepInput):
 
 VERDICTS = Step(
     "role_adherence.verdicts",
-    2,
+    3,
     "You check whether an AI assistant keeps to the role it was given: its persona, voice, "
     "scope and limits. A reply breaks the role when it speaks out of character, does what the "
     "role rules out, or drops the role because the user pushed it to. The role and the "

@@ -58,7 +58,7 @@ def _check(inputs: FrustrationInput, output: FrustrationVerdict) -> str | None:
 
 VERDICT = Step(
     "user_frustration.verdict",
-    1,
+    2,
     "You read a conversation between a user and an AI assistant and decide whether the user "
     "became frustrated: annoyed, impatient, complaining about the assistant, repeating a request "
     "it failed to meet. If they did, decide whether that was resolved by the end, with the user "
