@@ -21,6 +21,7 @@ from convoeval.judges.protocol.step import OfflineKit, Step, StepInput
 from convoeval.metrics._base import Ask, Metric, MetricResult, concurrently
 from convoeval.metrics._cited import CitedMessages
 from convoeval.metrics._compat import Compat, check_compat
+from convoeval.metrics._fit import fitted
 from convoeval.metrics._keyed import KeyedVerdicts, keyed_check, keyed_listing, ratio
 from convoeval.metrics._registry import register
 from convoeval.schema import HumanMessage, MultiTurnSample, split_exchanges
@@ -247,25 +248,40 @@ class TopicAdherenceScore(Metric):
         if not allowed:
             return MetricResult.unscored("reference_topics is empty: nothing to adhere to")
         transcript = sample.to_transcript()
-        parts = _extract_inputs(sample, transcript)
-        extracted = await concurrently(ask(EXTRACT, part) for part in parts)
+        users = [i for i, m in enumerate(sample.user_input) if isinstance(m, HumanMessage)]
+
+        def extract(group: list[int]) -> ExtractInput:
+            return _extract_input(sample, transcript, users, group)
+
+        groups = await fitted(
+            ask, EXTRACT, users, extract, size=MESSAGES_PER_CALL, what="user message"
+        )
+        extracted = await concurrently(ask(EXTRACT, extract(group)) for group in groups)
         topics = _distinct([t for answer in extracted for t in answer.topics])
         if not topics:
             return MetricResult.unscored("the judge found no topic raised by the user")
         replies = _replies(sample)
-        calls: list[Coroutine[Any, Any, AnsweredVerdicts | ScopeVerdicts]] = []
-        for k in range(0, len(topics), TOPICS_PER_CALL):
-            part = topics[k : k + TOPICS_PER_CALL]
+
+        def answered(part: list[Topic]) -> AnsweredInput:
             listing = keyed_listing([t.topic for t in part])
-            answered = AnsweredInput(
+            return AnsweredInput(
                 topic_list=listing, topics=part, transcript=transcript, replies=replies
             )
-            scope = ScopeInput(
+
+        def scope(part: list[Topic]) -> ScopeInput:
+            listing = keyed_listing([t.topic for t in part])
+            return ScopeInput(
                 topic_list=listing, topics=part, allowed=bullets(allowed), reference_topics=allowed
             )
-            ask_answered: Coroutine[Any, Any, AnsweredVerdicts] = ask(ANSWERED, answered)
-            ask_scope: Coroutine[Any, Any, ScopeVerdicts] = ask(SCOPE, scope)
-            calls += [ask_answered, ask_scope]
+
+        size = TOPICS_PER_CALL
+        calls: list[Coroutine[Any, Any, AnsweredVerdicts | ScopeVerdicts]] = []
+        for part in await fitted(ask, ANSWERED, topics, answered, size=size, what="topic"):
+            ask_answered: Coroutine[Any, Any, AnsweredVerdicts] = ask(ANSWERED, answered(part))
+            calls.append(ask_answered)
+        for part in await fitted(ask, SCOPE, topics, scope, size=size, what="topic"):
+            ask_scope: Coroutine[Any, Any, ScopeVerdicts] = ask(SCOPE, scope(part))
+            calls.append(ask_scope)
         said: dict[str, bool] = {}
         inside: dict[str, bool] = {}
         for answer in await concurrently(calls):
@@ -350,26 +366,23 @@ def _replies(sample: MultiTurnSample) -> dict[int, str]:
     return out
 
 
-def _extract_inputs(sample: MultiTurnSample, transcript: str) -> list[ExtractInput]:
-    """The conversation cut before every `MESSAGES_PER_CALL`-th user message (the first part
-    keeps any leading messages), each part with its user messages; `transcript` is the whole
-    conversation's, used as is when one part holds it all."""
+def _extract_input(
+    sample: MultiTurnSample, transcript: str, users: list[int], group: list[int]
+) -> ExtractInput:
+    """The part of the conversation holding the user messages `group` (consecutive among
+    `users`): from the group's first user message (from the start, for the first group) to
+    before the next user message; `transcript` is the whole conversation's, used as is when
+    the part is all of it."""
     messages = sample.user_input
-    users = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
-    groups = [users[k : k + MESSAGES_PER_CALL] for k in range(0, len(users), MESSAGES_PER_CALL)]
-    parts = []
-    whole = len(groups) == 1
-    for n, group in enumerate(groups):
-        start = 0 if n == 0 else group[0]
-        end = groups[n + 1][0] if n + 1 < len(groups) else len(messages)
-        parts.append(
-            ExtractInput(
-                transcript=transcript if whole else render_transcript(messages[start:end], start),
-                user_positions=group,
-                user_texts=[messages[i].content for i in group],
-            )
-        )
-    return parts
+    start = 0 if group[0] == users[0] else group[0]
+    later = [u for u in users if u > group[-1]]
+    end = later[0] if later else len(messages)
+    whole = start == 0 and end == len(messages)
+    return ExtractInput(
+        transcript=transcript if whole else render_transcript(messages[start:end], start),
+        user_positions=group,
+        user_texts=[messages[i].content for i in group],
+    )
 
 
 def _reason(rows: list[dict[str, Any]], counts: dict[str, int]) -> str:
