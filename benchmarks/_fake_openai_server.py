@@ -41,6 +41,8 @@ class ServerStats:
     requests: int = 0
     reasks: int = 0
     prompt_chars: int = 0
+    #: Characters of the answer schemas sent, as `json.dumps` writes them.
+    schema_chars: int = 0
     peak_concurrency: int = 0
     active: int = 0
     unstructured: int = 0
@@ -51,6 +53,11 @@ class ServerStats:
     def prompt_tokens(self) -> int:
         """Prompt tokens estimated as characters / 4 (rounded up)."""
         return -(-self.prompt_chars // 4)
+
+    @property
+    def schema_tokens(self) -> int:
+        """Answer-schema tokens estimated the same way (characters / 4, rounded up)."""
+        return -(-self.schema_chars // 4)
 
 
 def _flip(key: str) -> bool:
@@ -149,6 +156,14 @@ class _Builder:
         answer = self.value(item, "", str(key))
         answer[field] = key
         return dict(answer)
+
+
+def schema_chars(body: dict[str, Any]) -> int:
+    """Characters of a request's answer schema as `json.dumps` writes it (0 without one)."""
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
+    if schema is None:
+        return 0
+    return len(json.dumps(schema))
 
 
 def answer_for(body: dict[str, Any]) -> str:
@@ -256,7 +271,8 @@ class FakeOpenAIServer:
         parts = request_line.split()
         if len(parts) >= 2 and parts[1] == "/stats":  # GET reads the counts, POST also resets
             stats = self.reset() if parts[0] == "POST" else self.stats
-            return 200, json.dumps({**asdict(stats), "prompt_tokens": stats.prompt_tokens}).encode()
+            counts = {"prompt_tokens": stats.prompt_tokens, "schema_tokens": stats.schema_tokens}
+            return 200, json.dumps({**asdict(stats), **counts}).encode()
         if len(parts) < 2 or parts[0] != "POST" or not parts[1].endswith("/chat/completions"):
             return 404, json.dumps({"error": {"message": f"no route {request_line}"}}).encode()
         body: dict[str, Any] = json.loads(raw or b"{}")
@@ -266,6 +282,7 @@ class FakeOpenAIServer:
             stats = self.stats
             stats.requests += 1
             stats.prompt_chars += chars
+            stats.schema_chars += schema_chars(body)
             stats.reasks += any(_REASK_MARK in str(m.get("content", "")) for m in messages)
             stats.unstructured += "json_schema" not in (body.get("response_format") or {})
             fault = (
@@ -336,6 +353,7 @@ class ServerProcess:
         with urllib.request.urlopen(request, timeout=10) as response:
             data = json.loads(response.read())
         data.pop("prompt_tokens", None)
+        data.pop("schema_tokens", None)
         return ServerStats(**data)
 
     def close(self) -> None:

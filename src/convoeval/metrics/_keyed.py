@@ -79,9 +79,14 @@ class KeyedVerdicts:
 
     Answers in list form (servers without structured output, the cache, scripts) pass as they
     are, an item keyed by an id instead of its label being given its label.
+
+    With `value_field`, a verdict whose only other field is that one is sent as the bare value
+    under its key (`{"T1": true}`, a third of the tokens of `{"T1": {"answered": true}}`); a
+    verdict given as an object still reads back.
     """
 
     key_field: str
+    value_field: str | None = None
 
     def schema(
         self, inputs: KeyedInput, base: dict[str, Any], *, reason_first: bool = False
@@ -99,10 +104,16 @@ class KeyedVerdicts:
         if reason_first and "reason" not in item["properties"]:
             item["properties"] = {"reason": dict(_REASON), **item["properties"]}
             item["required"] = ["reason", *item["required"]]
+        value: dict[str, Any] = {"$ref": ref}  # one shared definition
+        if self.value_field is not None and list(item["properties"]) == [self.value_field]:
+            value = item["properties"][self.value_field]
+            del schema["$defs"][ref.rsplit("/", 1)[-1]]
+            if not schema["$defs"]:
+                del schema["$defs"]
         schema["properties"]["verdicts"] = {
             "type": "object",
             "description": listing.get("description", "One verdict per key, by its key."),
-            "properties": {key: {"$ref": ref} for key in ids},  # one shared definition
+            "properties": {key: value for key in ids},
             "required": ids,
             "additionalProperties": False,
         }
@@ -119,7 +130,7 @@ class KeyedVerdicts:
             items = [
                 {**value, self.key_field: by_id.get(name, name)}
                 if isinstance(value, dict)
-                else value
+                else self._bare(by_id.get(name, name), value)
                 for name, value in verdicts.items()
             ]
             return {**data, "verdicts": items}
@@ -135,6 +146,12 @@ class KeyedVerdicts:
             ]
             return {**data, "verdicts": items}
         return data
+
+    def _bare(self, key: Any, value: Any) -> Any:
+        """A verdict sent as its bare value, as the verdict object (as is without `value_field`)."""
+        if self.value_field is None:
+            return value
+        return {self.key_field: key, self.value_field: value}
 
 
 def ratio(hits: int, errors: int, empty_note: str) -> tuple[float, str | None]:

@@ -18,8 +18,9 @@ from pydantic import BaseModel, Field
 from convoeval.judges.protocol.base import Judge
 from convoeval.judges.protocol.step import Step, StepInput
 from convoeval.metrics._base import Ask, MetricResult
-from convoeval.metrics._conversation import JudgedConversation, chunks, excerpt
+from convoeval.metrics._conversation import JudgedConversation, excerpt
 from convoeval.metrics._facade import DeepEvalFacade
+from convoeval.metrics._fit import fitted
 from convoeval.metrics._registry import facade_of, register
 from convoeval.schema import MultiTurnSample
 from convoeval.schema.render import bullets, fenced, quote
@@ -59,7 +60,7 @@ class GEvalInput(StepInput):
 
 VERDICT = Step(
     "conversational_geval.score",
-    1,
+    2,
     "You grade a conversation between a user and an AI assistant on criteria set by the person "
     "evaluating it. Follow the evaluation steps when they are given, judge only what the "
     "criteria ask, and score from 0 (not met at all) to 10 (fully met). The criteria, the case "
@@ -157,20 +158,21 @@ class ConversationalCriteria(JudgedConversation):
             return MetricResult.unscored("no criteria: give criteria= or evaluation_steps=")
         shown = [p for p in self.evaluation_params if p in CASE_FIELDS]
         fields = "".join(f"{f}:\n{fenced(f.upper(), str(getattr(sample, f)))}\n" for f in shown)
-        parts = chunks(range(len(sample.user_input)), PART)
-        calls = [
-            ask(
-                VERDICT,
-                GEvalInput(
-                    name=quote(self.label or "custom"),
-                    criteria=quote(self.criteria or "as the evaluation steps say"),
-                    steps=bullets(self.evaluation_steps) or "- (none: apply the criteria)",
-                    fields=fields,
-                    transcript=excerpt(sample, part[0], part[-1]),
-                ),
+
+        def build(part: list[int]) -> GEvalInput:
+            return GEvalInput(
+                name=quote(self.label or "custom"),
+                criteria=quote(self.criteria or "as the evaluation steps say"),
+                steps=bullets(self.evaluation_steps) or "- (none: apply the criteria)",
+                fields=fields,
+                transcript=excerpt(sample, part[0], part[-1]),
             )
-            for part in parts
-        ]
+
+        messages = list(range(len(sample.user_input)))
+        parts = await fitted(
+            ask, VERDICT, messages, build, size=PART, verdicts=lambda _: 1, what="message"
+        )
+        calls = [ask(VERDICT, build(part)) for part in parts]
         verdicts = await self.gather(calls)
         value = sum(v.score for v in verdicts) / (10 * len(verdicts))
         if len(verdicts) == 1:

@@ -17,7 +17,8 @@ from pydantic import BaseModel, Field
 from convoeval._text import nth
 from convoeval.judges.protocol.step import Step, StepInput
 from convoeval.metrics._base import Ask, MetricResult
-from convoeval.metrics._conversation import JudgedConversation, chunks, excerpt, users
+from convoeval.metrics._conversation import JudgedConversation, excerpt, users
+from convoeval.metrics._fit import fitted
 from convoeval.metrics._registry import register
 from convoeval.schema import MultiTurnSample
 
@@ -58,7 +59,7 @@ def _check(inputs: FrustrationInput, output: FrustrationVerdict) -> str | None:
 
 VERDICT = Step(
     "user_frustration.verdict",
-    1,
+    2,
     "You read a conversation between a user and an AI assistant and decide whether the user "
     "became frustrated: annoyed, impatient, complaining about the assistant, repeating a request "
     "it failed to meet. If they did, decide whether that was resolved by the end, with the user "
@@ -94,17 +95,18 @@ class UserFrustration(JudgedConversation):
         asked = set(users(sample))
         if not asked:
             return MetricResult.unscored("the conversation has no user message")
-        parts = chunks(range(len(sample.user_input)), PART)
-        calls = [
-            ask(
-                VERDICT,
-                FrustrationInput(
-                    transcript=excerpt(sample, part[0], part[-1]),
-                    user_messages=[i for i in part if i in asked],
-                ),
+
+        def build(part: list[int]) -> FrustrationInput:
+            return FrustrationInput(
+                transcript=excerpt(sample, part[0], part[-1]),
+                user_messages=[i for i in part if i in asked],
             )
-            for part in parts
-        ]
+
+        messages = list(range(len(sample.user_input)))
+        parts = await fitted(
+            ask, VERDICT, messages, build, size=PART, verdicts=lambda _: 1, what="message"
+        )
+        calls = [ask(VERDICT, build(part)) for part in parts]
         answers = await self.gather(calls)
         verdict = combine(answers)
         first = verdict.first_message if verdict.frustration != "none" else None

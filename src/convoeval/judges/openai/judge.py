@@ -200,6 +200,25 @@ class OpenAIChatBackend:
             raise status_failure(response, body, request.mode)
         return read_reply(response)
 
+    async def served_context(self, timeout: float) -> int | None:
+        """The context window the server reports, read from llama.cpp's `GET /props`
+        (`default_generation_settings.n_ctx`, or `n_ctx`) at the server's root and under the
+        base URL; None when neither answers with one (any other server)."""
+        import httpx
+
+        root = urlsplit(self.base_url)._replace(path="", query="", fragment="").geturl()
+        for url in dict.fromkeys((_joined(root, "props"), _joined(self.base_url, "props"))):
+            try:
+                async with asyncio.timeout(timeout):
+                    response = await self._client().get(url)
+                data = response.json() if response.status_code == 200 else None
+            except (httpx.HTTPError, TimeoutError, ValueError):
+                continue
+            found = _n_ctx(data)
+            if found is not None:
+                return found
+        return None
+
     async def check_credentials(self, timeout: float) -> str | None:
         """`GET {base_url}/models` with the key: what the server said when it answers 401, else
         None. Nothing else proves the key wrong: a server without the route answers 404, some
@@ -215,6 +234,20 @@ class OpenAIChatBackend:
         if response.status_code != 401:
             return None
         return status_failure(response, {}, "prompt").message
+
+
+def _n_ctx(props: object) -> int | None:
+    """llama.cpp's context size in a `/props` answer (per slot), if it holds one."""
+    if not isinstance(props, dict):
+        return None
+    settings = props.get("default_generation_settings")
+    for value in (
+        settings.get("n_ctx") if isinstance(settings, dict) else None,
+        props.get("n_ctx"),
+    ):
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
 
 
 #: What an httpx transport error with an empty message means.
@@ -238,6 +271,9 @@ class OpenAIJudge(LLMJudge):
     N times (N requests, each at a sampling temperature) and takes the majority (docs/judges.md).
     `max_concurrency` and `samples` are aliases of `concurrency` and `judge_samples`
     (README.md, "One name per concept"); two spellings with different values are a `UsageError`.
+    `context_window` is the model's context in tokens: a metric splits a conversation whose
+    request would not fit it (or whose answer would not fit `max_tokens`) into several requests;
+    without it the judge asks llama.cpp's `/props` once (`context_limit()`, docs/judges.md).
     """
 
     timeout: float  # always set (the core's may be None)
@@ -262,6 +298,7 @@ class OpenAIJudge(LLMJudge):
         judge_samples: int | None = None,
         max_concurrency: int | None = None,
         samples: int | None = None,
+        context_window: int | None = None,
     ) -> None:
         # one spelling per concept (README.md): samples, max_concurrency are aliases
         given = one_spelling({"judge_samples": judge_samples, "samples": samples})
@@ -271,6 +308,7 @@ class OpenAIJudge(LLMJudge):
             one_spelling({"concurrency": concurrency, "max_concurrency": max_concurrency}),
         )
         check_count(concurrency, "concurrency")
+        check_count(context_window, "context_window")
         if not model or not model.strip():
             raise JudgeConfigError("OpenAIJudge needs a model name")
         if timeout <= 0:
@@ -321,6 +359,31 @@ class OpenAIJudge(LLMJudge):
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.strict = strict
+        #: The model's context in tokens, given; else read from the server once (None: unknown).
+        self.context_window = context_window
+        self._context_read = context_window is not None
+        #: The one `/props` read in progress per event loop (every caller awaits the same one).
+        self._context_reads: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, asyncio.Task[int | None]
+        ] = weakref.WeakKeyDictionary()
+
+    async def context_limit(self) -> int | None:
+        """The context window requests must fit: `context_window` when given, else what the
+        server reports (llama.cpp's `/props`), asked once per judge; None when unknown."""
+        if self._context_read:
+            return self.context_window
+        loop = asyncio.get_running_loop()
+        read = self._context_reads.get(loop)
+        if read is None:
+            read = loop.create_task(self._backend.served_context(min(self.timeout, 10.0)))
+            self._context_reads[loop] = read
+        found = await asyncio.shield(read)
+        self.context_window, self._context_read = found, True
+        return found
+
+    def output_limit(self) -> int | None:
+        """The most tokens one answer may have (`max_tokens`; None: no limit set)."""
+        return self.max_tokens
 
     @property
     def chat(self) -> OpenAIChatBackend:

@@ -41,6 +41,7 @@ class OpenAIRecipe:
     strict: bool | None
     reason_first: bool
     samples: int
+    context_window: int | None
     endpoint: str = field(metadata=_LIMIT)
     concurrency: int = field(metadata=_LIMIT)
     shared: bool = field(metadata=_LIMIT)

@@ -1,0 +1,94 @@
+"""Requests sized to the judge: a conversation too long for one request is split into several.
+
+A metric asks about consecutive units (exchanges, replies, user messages, intentions), up to a
+fixed number per request. When the judge says how much it can take (`Ask.limits()`: its context
+window, and `max_tokens` when set), each run of units is also cut where the next request would
+not fit: the prompt (system and user text, the answer schema, a little for the chat template)
+plus an allowance of `ANSWER_TOKENS` per verdict asked must fit the context, and the allowance
+alone must fit `max_tokens`. Tokens are estimated as characters / 4, as the judge core estimates
+usage. A unit that cannot fit even alone fails the step with a message saying why, unsent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from convoeval.judges.protocol._answers import estimate_tokens
+from convoeval.judges.protocol.base import JudgeError
+from convoeval.metrics._conversation import CHUNK, chunks
+
+if TYPE_CHECKING:
+    from convoeval.judges.protocol.step import Step, StepInput
+    from convoeval.metrics._base import Ask
+
+T = TypeVar("T")
+
+#: Completion tokens allowed per verdict asked: a keyed verdict with a one-sentence reason (a
+#: small local model writes a reason even where the schema asks for none: 447 tokens for 10).
+ANSWER_TOKENS = 84
+#: Tokens the chat template adds around the system and user messages.
+TEMPLATE_TOKENS = 16
+
+
+def request_tokens(step: Step[Any], inputs: StepInput, *, reason_first: bool = False) -> int:
+    """The estimated prompt of one request: instructions, user prompt, answer schema, template."""
+    schema = json.dumps(step.request_schema(inputs, reason_first=reason_first))
+    text = estimate_tokens(step.instructions) + estimate_tokens(step.render(inputs))
+    return text + estimate_tokens(schema) + TEMPLATE_TOKENS
+
+
+async def fitted(
+    ask: Ask,
+    step: Step[Any],
+    units: Sequence[T],
+    build: Callable[[list[T]], StepInput],
+    *,
+    size: int = CHUNK,
+    verdicts: Callable[[list[T]], int] = len,
+    what: str = "unit",
+) -> list[list[T]]:
+    """`units` in runs of at most `size`, each run cut further until its request (`build(run)`)
+    fits the judge's limits; `verdicts(run)` is how many verdicts its answer holds."""
+    runs = chunks(units, size)
+    context, output = await ask.limits()
+    if context is None and output is None:
+        return runs
+    reason_first = bool(getattr(ask.judge, "reason_first", False))
+
+    def need(run: list[T]) -> tuple[int, int]:
+        return request_tokens(step, build(run), reason_first=reason_first), (
+            ANSWER_TOKENS * verdicts(run)
+        )
+
+    def fits(run: list[T]) -> bool:
+        prompt, answer = need(run)
+        return (output is None or answer <= output) and (
+            context is None or prompt + answer <= context
+        )
+
+    fitted_runs: list[list[T]] = []
+    for run in runs:
+        start = 0
+        while start < len(run):
+            end = start + 1
+            if not fits(run[start:end]):
+                prompt, answer = need(run[start:end])
+                raise JudgeError(
+                    step.name,
+                    f"one {what} alone needs about {prompt} prompt tokens and {answer} for its "
+                    f"answer, more than the judge takes ({_limits(context, output)}); nothing "
+                    "was sent",
+                )
+            while end < len(run) and fits(run[start : end + 1]):
+                end += 1
+            fitted_runs.append(run[start:end])
+            start = end
+    return fitted_runs
+
+
+def _limits(context: int | None, output: int | None) -> str:
+    parts = [f"context window {context}" if context is not None else ""]
+    parts.append(f"max_tokens {output}" if output is not None else "")
+    return ", ".join(p for p in parts if p)
