@@ -103,8 +103,10 @@ def llama_server() -> Iterator[str]:
     params.hostnames = ["127.0.0.1"]
     params.port = 0
     params.n_ctx = 2048
-    params.cpuparams.n_threads = 2
-    params.cpuparams_batch.n_threads = 2
+    # One thread: beside the other test worker, two threads wait on each other spinning (see
+    # "Test suite CPU" in benchmarks/README.md: 1 thread took 6 s of CPU where 2 took 104 s).
+    params.cpuparams.n_threads = 1
+    params.cpuparams_batch.n_threads = 1
     server = xllamacpp.Server(params)
     address = str(server.listening_address).rstrip("/")
     assert address.startswith("http://127.0.0.1:"), address

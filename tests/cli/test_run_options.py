@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from _cli import convoeval
-from convoeval import AIMessage, HumanMessage, MultiTurnSample, ToolCall
+from _orders import write_orders
 
 GOAL = "agent_goal_accuracy_with_reference"
 GOOD_GOAL = {"end_state": "the order was found", "achieved": True, "reason": "it was found"}
@@ -22,24 +22,6 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def _write(path: Path, count: int, **extra: Any) -> Path:
-    with path.open("w") as handle:
-        for i in range(count):
-            sample = MultiTurnSample(
-                user_input=[
-                    HumanMessage(content=f"where is order {i}?"),
-                    AIMessage(content="", tool_calls=[ToolCall(name="find", args={"n": i})]),
-                    AIMessage(content=f"order {i} ships tomorrow"),
-                ],
-                reference_tool_calls=[ToolCall(name="find", args={"n": i})],
-                reference=f"the user learns when order {i} ships",
-                id=f"o{i}",
-                **extra,
-            )
-            handle.write(json.dumps(sample.to_dict()) + "\n")
-    return path
-
-
 def _judge_args(url: str) -> list[str]:
     return ["--judge", "openai/test-model", "--base-url", url, "--api-key", "sk-test"]
 
@@ -47,7 +29,7 @@ def _judge_args(url: str) -> list[str]:
 def test_failed_pairs_exit_4_and_retry_failed_rescores_only_them(
     tmp_path: Path, fault_server: Any
 ) -> None:
-    _write(tmp_path / "d.jsonl", 3)
+    write_orders(tmp_path / "d.jsonl", 3)
     args = ["run", "d.jsonl", "-m", f"tool_call_f1,{GOAL}", "-o", "r.jsonl", "--no-cache"]
     args += ["--fail-under", "tool_call_f1=0.5", *_judge_args(fault_server.url)]
     fault_server.error(404, "The model test-model does not exist").forever()
@@ -82,7 +64,7 @@ def _closed_port() -> int:
 
 
 def test_an_unreachable_judge_stops_the_run_with_exit_2(tmp_path: Path) -> None:
-    _write(tmp_path / "d.jsonl", 2)
+    write_orders(tmp_path / "d.jsonl", 2)
     url = f"http://127.0.0.1:{_closed_port()}/v1"
     done = convoeval("run", "d.jsonl", "-m", GOAL, "-o", "r.jsonl", *_judge_args(url), cwd=tmp_path)
     assert done.returncode == 2, done.stderr
@@ -97,7 +79,7 @@ def test_a_bad_judge_spec_is_refused_before_anything_is_read(tmp_path: Path) -> 
 
 
 def test_metric_options_are_checked_against_the_constructor(tmp_path: Path) -> None:
-    _write(tmp_path / "d.jsonl", 2)
+    write_orders(tmp_path / "d.jsonl", 2)
     spec = "tool_call_accuracy:strict_order=false,threshold=0.8"
     done = convoeval("run", "d.jsonl", "-m", spec, "-o", "r.jsonl", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -118,7 +100,7 @@ def test_metric_options_are_checked_against_the_constructor(tmp_path: Path) -> N
 
 
 def test_metric_option_values_are_checked_by_the_parameter_type(tmp_path: Path) -> None:
-    _write(tmp_path / "d.jsonl", 1)
+    write_orders(tmp_path / "d.jsonl", 1)
     refused = {
         "tool_call_accuracy:strict_order=no": (
             "metric tool_call_accuracy: strict_order must be true or false, not 'no'"
@@ -149,7 +131,7 @@ def test_metric_option_values_are_checked_by_the_parameter_type(tmp_path: Path) 
 
 
 def test_a_bad_field_option_to_run_is_a_one_line_input_error(tmp_path: Path) -> None:
-    _write(tmp_path / "d.jsonl", 1)
+    write_orders(tmp_path / "d.jsonl", 1)
     done = convoeval("run", "d.jsonl", "-m", "tool_call_f1", "--field", "score=a.b", cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
     assert len(done.stderr.splitlines()) == 1
@@ -157,7 +139,7 @@ def test_a_bad_field_option_to_run_is_a_one_line_input_error(tmp_path: Path) -> 
 
 
 def test_limit_quiet_skip_invalid_and_the_default_output_name(tmp_path: Path) -> None:
-    data = _write(tmp_path / "good.v2.jsonl", 4)
+    data = write_orders(tmp_path / "good.v2.jsonl", 4)
     lines = data.read_text().splitlines()
     lines.insert(1, '{"user_input": [{"type": "tool", "content": "x"}]}')
     data.write_text("\n".join(lines) + "\n")
@@ -187,7 +169,7 @@ def test_limit_quiet_skip_invalid_and_the_default_output_name(tmp_path: Path) ->
 
 
 def test_reference_topics_apply_to_records_without_any(tmp_path: Path) -> None:
-    _write(tmp_path / "d.jsonl", 2)
+    write_orders(tmp_path / "d.jsonl", 2)
     (tmp_path / "topics.txt").write_text("order status\n\nshipping\n")
     for given in (["order status", "shipping"], ["@topics.txt"]):
         done = convoeval(
@@ -213,7 +195,7 @@ def test_empty_input_means_nothing_to_score(tmp_path: Path) -> None:
 def test_report_errors_name_the_file_and_line(tmp_path: Path) -> None:
     missing = convoeval("report", "nope.jsonl", cwd=tmp_path)
     assert missing.returncode == 2 and "nope.jsonl: no such results file" in missing.stderr
-    _write(tmp_path / "d.jsonl", 1)
+    write_orders(tmp_path / "d.jsonl", 1)
     assert convoeval("run", "d.jsonl", "-m", "tool_call_f1", cwd=tmp_path).returncode == 0
     results = tmp_path / "d.results.jsonl"
     with results.open("a") as handle:
@@ -225,7 +207,7 @@ def test_report_errors_name_the_file_and_line(tmp_path: Path) -> None:
 
 
 def test_resume_ignores_metric_order_and_refusals_speak_cli(tmp_path: Path) -> None:
-    _write(tmp_path / "d.jsonl", 2)
+    write_orders(tmp_path / "d.jsonl", 2)
     first = convoeval(
         "run", "d.jsonl", "-m", "tool_call_f1", "-m", "tool_call_accuracy", cwd=tmp_path
     )
@@ -249,7 +231,7 @@ def test_metrics_fits_the_terminal_and_shows_class_names(tmp_path: Path) -> None
 
 
 def test_a_bug_shows_its_traceback_instead_of_invalid_input(tmp_path: Path) -> None:
-    _write(tmp_path / "d.jsonl", 1)
+    write_orders(tmp_path / "d.jsonl", 1)
     code = (
         "import sys, convoeval.runner as runner\n"
         "def broken(*a, **k): raise TypeError('an internal bug')\n"
@@ -293,7 +275,7 @@ def test_other_layouts_run_with_messages_field_and_field_paths(tmp_path: Path) -
 
 
 def test_timeout_and_retry_budget_reach_the_judge(tmp_path: Path, fault_server: Any) -> None:
-    _write(tmp_path / "d.jsonl", 1)
+    write_orders(tmp_path / "d.jsonl", 1)
     fault_server.stall(30).forever()
     done = convoeval(
         "run", "d.jsonl", "-m", GOAL, "--no-cache", "--timeout", "0.2", "--retry-budget", "0.1",
@@ -307,7 +289,7 @@ def test_timeout_and_retry_budget_reach_the_judge(tmp_path: Path, fault_server: 
 
 
 def test_unwritable_outputs_exit_2_before_anything_is_scored(tmp_path: Path) -> None:
-    _write(tmp_path / "d.jsonl", 2)
+    write_orders(tmp_path / "d.jsonl", 2)
     (tmp_path / "a-file").write_text("x")
     report = convoeval(
         "run", "d.jsonl", "-m", "tool_call_f1", "--report", "a-file/report.html", cwd=tmp_path
