@@ -43,6 +43,8 @@ class ServerStats:
     prompt_chars: int = 0
     #: Characters of the answer schemas sent, as `json.dumps` writes them.
     schema_chars: int = 0
+    #: The most characters of one request's answer schema.
+    schema_max_chars: int = 0
     peak_concurrency: int = 0
     active: int = 0
     unstructured: int = 0
@@ -282,7 +284,9 @@ class FakeOpenAIServer:
             stats = self.stats
             stats.requests += 1
             stats.prompt_chars += chars
-            stats.schema_chars += schema_chars(body)
+            sent = schema_chars(body)
+            stats.schema_chars += sent
+            stats.schema_max_chars = max(stats.schema_max_chars, sent)
             stats.reasks += any(_REASK_MARK in str(m.get("content", "")) for m in messages)
             stats.unstructured += "json_schema" not in (body.get("response_format") or {})
             fault = (

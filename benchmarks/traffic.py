@@ -3,19 +3,20 @@
 Usage: python benchmarks/traffic.py [--conversations N] [--delay S] [--concurrency C]
                                    [--judge-samples N] [--metric NAME ...] [--in-process]
 
-A local OpenAI-compatible server (benchmarks/_fake_openai_server.py, 127.0.0.1, in a child
-process) answers every step correctly after a fixed delay and counts requests, re-asks, prompt
-characters and peak concurrency. 200 seeded conversations of 6 exchanges (3 reference topics)
-are scored through `aevaluate(...)` (what `evaluate` runs) with `OpenAIJudge(...,
+A local OpenAI-compatible server (benchmarks/_fake_openai_server.py, 127.0.0.1, in a child process)
+answers every step correctly after a fixed delay and counts requests, re-asks, prompt characters,
+answer-schema characters (`json.dumps(schema)`, in total and the largest request's; tokens =
+characters / 4 for both) and peak concurrency. 200 seeded conversations of 6 exchanges (3 reference
+topics) are scored through `aevaluate(...)` (what `evaluate` runs) with `OpenAIJudge(...,
 concurrency=C)`, once per metric, then again with the warm answer cache (a temporary
 CONVOEVAL_CACHE_DIR). Prints one `name: value` line per figure and a table. Targets (issue 7):
 TopicAdherenceScore <= 3 requests per conversation, ConversationRelevancyMetric <= 1 with
-include_reason=True, wall time <= 1.3 x ideal (requests x delay / concurrency; issue 16: <= 1.2
-x for those two), 0 requests on the cached re-run; issue 13's conversation judgments:
+include_reason=True, wall time <= 1.3 x ideal (requests x delay / concurrency; issue 16: <= 1.2 x
+for those two), 0 requests on the cached re-run; issue 13's conversation judgments:
 KnowledgeRetention and ConversationCompleteness <= 2 requests per conversation, RoleAdherence,
-UserFrustration and TurnRelevancy and ConversationalGEval <= 1 (every conversation is given the
-same `chatbot_role`). With `--judge-samples N` (issue 15 part 2) the judge asks every step N times
-and votes; the targets and the ideal schedules are then N times the single-sample ones.
+UserFrustration and TurnRelevancy and ConversationalGEval <= 1 (every conversation is given the same
+`chatbot_role`). With `--judge-samples N` (issue 15 part 2) the judge asks every step N times and
+votes; the targets and the ideal schedules are then N times the single-sample ones.
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ class Run:
     reasks: int
     prompt_tokens: int
     schema_tokens: int
+    schema_max_tokens: int
     peak: int
     wall_s: float
     client_cpu_s: float
@@ -170,6 +172,7 @@ def run_metric(
         reasks=stats.reasks,
         prompt_tokens=stats.prompt_tokens,
         schema_tokens=stats.schema_tokens,
+        schema_max_tokens=-(-stats.schema_max_chars // 4),
         peak=stats.peak_concurrency,
         wall_s=wall,
         client_cpu_s=cpu,
@@ -292,6 +295,7 @@ def main() -> int:
             print(f"{key}.prompt_tokens_per_conversation: {run.prompt_tokens / n:.1f}")
             print(f"{key}.schema_tokens_per_conversation: {run.schema_tokens / n:.1f}")
             print(f"{key}.schema_tokens_per_request: {run.schema_tokens / run.requests:.1f}")
+            print(f"{key}.schema_tokens_largest_request: {run.schema_max_tokens}")
             print(f"{key}.peak_concurrency: {run.peak}")
             print(f"{key}.client_cpu_ms_per_request: {1000 * run.client_cpu_s / run.requests:.2f}")
             print(f"{key}.ideal_s: {ideal:.3f}")

@@ -30,6 +30,7 @@ from convoeval.metrics import (
     KnowledgeRetention,
     RoleAdherence,
     TopicAdherenceScore,
+    UserFrustration,
 )
 from convoeval.metrics._fit import ANSWER_TOKENS, TEMPLATE_TOKENS
 
@@ -119,6 +120,8 @@ def _answer(body: dict[str, Any]) -> dict[str, Any]:
         return {
             "topics": [{"topic": f"subject {m}", "message_index": m, "quote": "q"} for m in cited]
         }
+    if "frustration" in props:
+        return {"frustration": "none", "first_message": None, "reason": "calm"}
     keys = props["verdicts"]["required"]
     value = props["verdicts"]["properties"][keys[0]]
     if value.get("type") == "boolean":
@@ -242,6 +245,22 @@ def test_topic_adherence_splits_its_extraction_and_its_topic_lists(
         b for b in judge_server.bodies if "answered" in b["response_format"]["json_schema"]["name"]
     ]
     assert all(whole in b["messages"][1]["content"] for b in answered)  # the whole conversation
+
+
+def test_user_frustration_is_judged_in_parts_that_fit(judge_server: JudgeServer) -> None:
+    whole = UserFrustration().score_sync(SAMPLE, judge=_judge(judge_server))
+    assert whole.usage.requests == 1
+    body = judge_server.bodies[0]
+    text = sum(math.ceil(len(m["content"]) / 4) for m in body["messages"])
+    schema = math.ceil(len(json.dumps(body["response_format"]["json_schema"]["schema"])) / 4)
+    judge_server.bodies.clear()
+    context = text + schema + TEMPLATE_TOKENS + ANSWER_TOKENS - 40  # the whole does not fit
+    result = UserFrustration().score_sync(
+        SAMPLE, judge=_judge(judge_server, context_window=context)
+    )
+    assert result.error is None and result.value == 1.0
+    assert result.usage.requests == len(judge_server.bodies) >= 2
+    assert len(result.details["verdicts"]) == result.usage.requests  # one verdict per part
 
 
 def test_judges_without_limits_are_not_split() -> None:

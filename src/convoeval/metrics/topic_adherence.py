@@ -366,6 +366,16 @@ def _replies(sample: MultiTurnSample) -> dict[int, str]:
     return out
 
 
+def _extract_inputs(sample: MultiTurnSample, transcript: str) -> list[ExtractInput]:
+    """The extraction inputs of a judge without limits: every `MESSAGES_PER_CALL` user messages
+    (benchmarks/_agreement_metric_path.py runs the step the way the metric does)."""
+    users = [i for i, m in enumerate(sample.user_input) if isinstance(m, HumanMessage)]
+    return [
+        _extract_input(sample, transcript, users, users[k : k + MESSAGES_PER_CALL])
+        for k in range(0, len(users), MESSAGES_PER_CALL)
+    ]
+
+
 def _extract_input(
     sample: MultiTurnSample, transcript: str, users: list[int], group: list[int]
 ) -> ExtractInput:
