@@ -289,7 +289,7 @@ class OpenAIJudge(LLMJudge):
             if retry_budget <= 0:
                 raise JudgeConfigError(f"retry_budget must be positive, not {retry_budget:g}")
             policy = replace(policy, max_total_s=retry_budget)
-        self._backend = OpenAIChatBackend(
+        self._backend = self._chat_backend(
             model,
             base_url=url,
             api_key=key,
@@ -321,6 +321,10 @@ class OpenAIJudge(LLMJudge):
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.strict = strict
+
+    def _chat_backend(self, model: str, **settings: Any) -> OpenAIChatBackend:
+        """The backend this judge asks through (a subclass may serve its own: judges/gguf/)."""
+        return OpenAIChatBackend(model, **settings)
 
     @property
     def chat(self) -> OpenAIChatBackend:
