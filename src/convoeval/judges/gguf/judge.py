@@ -65,11 +65,12 @@ class GGUFChatBackend(OpenAIChatBackend):
 class GGUFJudge(OpenAIJudge):
     """A judge on a local GGUF model that llama.cpp runs in this process (`--judge gguf:PATH`).
 
-    `threads` (CPU threads, default the cores up to 4), `ctx` (tokens of context per request,
-    default 4096) and `concurrency` (requests at once, the server's slots, default 2) size the
-    server; the other options are `OpenAIJudge`'s, with `max_tokens` 1000 and `timeout` 300 s by
-    default. The server starts with the first request (or the run's reachability check) and
-    stops with `close()` / `aclose()` (a run calls it when it ends) or when the process exits.
+    `threads` (CPU threads, default half the logical CPUs, 1 to 4), `ctx` (tokens of context
+    per request, default 4096) and `concurrency` (requests at once, the server's slots,
+    default 2) size the server; the other options are `OpenAIJudge`'s, with `max_tokens` 1000
+    and `timeout` 300 s by default. The server starts with the first request (or the run's
+    reachability check) and stops with `close()` / `aclose()` (a run calls it when it ends)
+    or when the process exits.
     """
 
     def __init__(

@@ -29,8 +29,9 @@ class ServerStartError(JudgeConfigError):
 
 
 def default_threads() -> int:
-    """CPU threads for llama.cpp: the machine's cores, at most 4 (a laptop stays usable)."""
-    return max(1, min(4, os.cpu_count() or 1))
+    """CPU threads for llama.cpp: half the logical CPUs (about the physical cores), 1 to 4. More
+    threads than free cores make llama.cpp's threads wait on each other at full speed."""
+    return max(1, min(4, (os.cpu_count() or 2) // 2))
 
 
 def require_xllamacpp() -> Any:
@@ -79,6 +80,10 @@ class LlamaServer:
             params.n_ctx = self.ctx * self.slots  # llama.cpp splits it among the slots
             params.cpuparams.n_threads = self.threads
             params.cpuparams_batch.n_threads = self.threads
+            # threads sleep, not spin, while they wait for work: on a laptop (or a machine
+            # shared with other work) spinning burns the cores the rest of the run needs
+            params.cpuparams.poll = 0
+            params.cpuparams_batch.poll = 0
             params.verbosity = 0  # its own log stays quiet; failures are said below
             params.ui = False
             try:
