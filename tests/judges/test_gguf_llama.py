@@ -5,14 +5,18 @@ process). Plumbing, not verdict quality: a 135M model judges nothing well."""
 
 from __future__ import annotations
 
+import socket
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 import pytest
 
-from convoeval import evaluate
-from convoeval.metrics import METRICS, describe_metrics
+from convoeval import MultiTurnSample, evaluate
+from convoeval.judges import resolve_judge
+from convoeval.judges.gguf.judge import GGUFJudge
+from convoeval.metrics import METRICS, Ask, Metric, MetricResult, describe_metrics
 
 #: Addresses this process connected to while `_WATCHING` holds True.
 _CONNECTS: list[Any] = []
@@ -55,14 +59,16 @@ def test_every_judge_metric_runs_through_gguf_on_loopback_only(
         METRICS["aspect_critic"](definition="Is the reply polite?"),
         METRICS["conversational_geval"](criteria="Is the reply correct?"),
     ]
-    spec = f"gguf:{smollm2_gguf} threads=1 ctx=2048 max_tokens=40"
+    judge = resolve_judge(f"gguf:{smollm2_gguf} threads=1 ctx=2048 max_tokens=40")
+    assert isinstance(judge, GGUFJudge)
     _WATCHING[0] = True
     try:
         result = evaluate(
-            [SAMPLE], metrics, spec, output=tmp_path / "r.jsonl", show_progress=False, timeout=60
+            [SAMPLE], metrics, judge, output=tmp_path / "r.jsonl", show_progress=False, timeout=60
         )
     finally:
         _WATCHING[0] = False
+    _assert_stopped(judge)
     row = next(iter(result.rows()))
     assert sorted(row["scores"]) == sorted(names)
     for name in names:  # a score, or a judge failure recorded with its reason
@@ -72,3 +78,34 @@ def test_every_judge_metric_runs_through_gguf_on_loopback_only(
     assert result.meta["judge"]["kind"] == "gguf"
     assert result.usage.requests > 0
     assert result.cost() == (0.0, "the gguf judge runs locally (llama.cpp in this process)")
+
+
+def _assert_stopped(judge: GGUFJudge) -> None:
+    """The judge's llama.cpp server is stopped: nothing listens on its port any more."""
+    assert not judge.server.running
+    port = urlsplit(judge.chat.base_url).port
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port or 0), timeout=5).close()
+
+
+class _Interrupted(Metric):
+    """Test metric (not registered): Ctrl-C while it scores (the judge's server has started)."""
+
+    name: ClassVar[str] = "interrupted"
+    required: ClassVar[tuple[str, ...]] = ("user_input",)
+    uses_judge: ClassVar[bool] = True
+
+    async def _score(self, sample: MultiTurnSample, ask: Ask) -> MetricResult:
+        raise KeyboardInterrupt
+
+
+@pytest.mark.llm
+def test_an_interrupted_run_stops_the_server(smollm2_gguf: Path, tmp_path: Path) -> None:
+    judge = resolve_judge(f"gguf:{smollm2_gguf} threads=1 ctx=512")
+    assert isinstance(judge, GGUFJudge)
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(
+            [SAMPLE], [_Interrupted()], judge, output=tmp_path / "r.jsonl", show_progress=False
+        )
+    assert judge.chat.base_url.startswith("http://127.0.0.1:")  # it had started
+    _assert_stopped(judge)
