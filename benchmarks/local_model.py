@@ -241,7 +241,11 @@ def _failed(values: dict[str, str], step_part: str) -> str:
 
 JUDGMENTS = (
     ("xstest", "XSTest refusal: accuracy", "answered"),
-    ("clinc", "CLINC150 scope: balanced accuracy (mean of 4 lists)", "in_scope"),
+    (
+        "clinc",
+        "CLINC150 scope: balanced accuracy (mean over the lists with both classes)",
+        "in_scope",
+    ),
     ("dbdc3", "DBDC3 relevancy: agreement with the voters", "relevan"),
 )
 
@@ -253,6 +257,8 @@ def table(name: str, model: dict[str, str], offline: dict[str, str], base: dict[
         "|---|---|---|---|---|---|",
     ]
     for key, title, step in JUDGMENTS:
+        if key == "dbdc3":
+            title += f" ({model.get('dbdc3.majority_turns', '0')} majority turns judged)"
         rows.append(
             f"| {name} | {title} | {_num(ours[key])} | {_num(theirs[key])} | {_num(base[key])} "
             f"| {_failed(model, step)} |"
