@@ -25,6 +25,7 @@ import pytest
 
 from convoeval import AIMessage, HumanMessage, MultiTurnSample
 from convoeval.judges import OpenAIJudge, resolve_judge
+from convoeval.judges.core.endpoints import EndpointRegistry
 from convoeval.metrics import (
     ConversationRelevancy,
     KnowledgeRetention,
@@ -309,4 +310,5 @@ def test_the_judge_spec_takes_the_context() -> None:
     assert isinstance(judge, OpenAIJudge) and judge.context_window == 1024
     judge = resolve_judge("openai/m", base_url="http://127.0.0.1:9/v1", context=512)
     assert isinstance(judge, OpenAIJudge) and judge.context_window == 512
-    assert judge.recipe().context_window == 512
+    again = OpenAIJudge.from_recipe(judge.recipe(), EndpointRegistry(), 4)  # a Ray worker's
+    assert again.context_window == 512
