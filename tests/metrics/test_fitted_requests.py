@@ -27,6 +27,7 @@ from convoeval import AIMessage, HumanMessage, MultiTurnSample
 from convoeval.judges import OpenAIJudge, resolve_judge
 from convoeval.judges.core.endpoints import EndpointRegistry
 from convoeval.metrics import (
+    AspectCritic,
     ConversationRelevancy,
     KnowledgeRetention,
     RoleAdherence,
@@ -121,6 +122,8 @@ def _answer(body: dict[str, Any]) -> dict[str, Any]:
         return {
             "topics": [{"topic": f"subject {m}", "message_index": m, "quote": "q"} for m in cited]
         }
+    if "verdict" in props:  # aspect critic
+        return {"reason": "polite", "verdict": 1}
     if "frustration" in props:
         return {"frustration": "none", "first_message": None, "reason": "calm"}
     keys = props["verdicts"]["required"]
@@ -264,6 +267,22 @@ def test_user_frustration_is_judged_in_parts_that_fit(judge_server: JudgeServer)
     assert len(result.details["verdicts"]) == result.usage.requests  # one verdict per part
 
 
+def test_aspect_critic_is_not_split(judge_server: JudgeServer) -> None:
+    critic = AspectCritic(name="polite", definition="The assistant is polite.")
+    result = critic.score_sync(SAMPLE, judge=_judge(judge_server, context_window=100))
+    assert result.error is None and result.usage.requests == 1
+
+
+def test_only_the_documented_metrics_size_their_requests() -> None:
+    """Aspect critic, rubrics, agent goal accuracy and tool use never call `fitted`."""
+    import inspect
+
+    from convoeval.metrics import agent_goal_accuracy, aspect_critic, rubrics, tool_use
+
+    for module in (agent_goal_accuracy, aspect_critic, rubrics, tool_use):
+        assert "fitted" not in inspect.getsource(module), module.__name__
+
+
 def test_judges_without_limits_are_not_split() -> None:
     from convoeval.judges import JudgePanel
     from convoeval.judges.fake import FakeJudge
@@ -287,6 +306,9 @@ def test_the_docs_state_the_allowances_the_code_uses() -> None:
     )
     assert "fails the metric with a message saying so, and nothing is sent" in section
     assert "A judge panel and the offline judge set no limit." in section
+    assert (
+        "Aspect critic, rubrics scores, agent goal accuracy and tool use are not split" in section
+    )
 
 
 @pytest.mark.llm
