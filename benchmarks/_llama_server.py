@@ -28,28 +28,21 @@ def smollm2_gguf() -> Path:
 
 def main() -> int:
     """Start the server on 127.0.0.1, print its base URL, wait for a stop signal."""
-    import xllamacpp
+    from convoeval.judges.gguf.server import LlamaServer
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ctx", type=int, default=8192, help="context size (shared by slots)")
     parser.add_argument("--parallel", type=int, default=2, help="requests served at once")
     args = parser.parse_args()
-    params = xllamacpp.CommonParams()
-    params.model.path = str(smollm2_gguf())
-    params.hostnames = ["127.0.0.1"]
-    params.port = 0
-    params.n_ctx = args.ctx
-    params.n_parallel = args.parallel
-    params.cpuparams.n_threads = 2
-    params.cpuparams_batch.n_threads = 2
-    server = xllamacpp.Server(params)
-    address = str(server.listening_address).rstrip("/")
-    print(f"base_url: {address}/v1", flush=True)
+    server = LlamaServer(
+        smollm2_gguf(), threads=2, ctx=args.ctx // args.parallel, slots=args.parallel
+    )
+    print(f"base_url: {server.start()}", flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with contextlib.suppress(KeyboardInterrupt):
         stop.wait()
-    del server
+    server.stop()
     return 0
 
 

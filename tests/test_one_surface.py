@@ -3,32 +3,15 @@ aliases, Python options checked as their CLI twins, the errors a user catches ex
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from convoeval import AIMessage, HumanMessage, MultiTurnSample, ToolCall, evaluate
+from _orders import write_orders
+from convoeval import evaluate
 from convoeval.errors import UsageError
-
-
-def _write(path: Path, count: int = 3) -> Path:
-    with path.open("w") as handle:
-        for i in range(count):
-            sample = MultiTurnSample(
-                user_input=[
-                    HumanMessage(content=f"where is order {i}?"),
-                    AIMessage(content="", tool_calls=[ToolCall(name="find", args={"n": i})]),
-                    AIMessage(content=f"order {i} ships tomorrow"),
-                ],
-                reference_tool_calls=[ToolCall(name="find", args={"n": i + (i == 2)})],
-                id=f"o{i}",
-            )
-            handle.write(json.dumps(sample.to_dict()) + "\n")
-    return path
-
 
 # --- one resolver for metric names ---------------------------------------------------------
 
@@ -38,7 +21,11 @@ def _write(path: Path, count: int = 3) -> Path:
 def test_a_threshold_applies_whatever_name_the_metric_and_the_limit_use(
     tmp_path: Path, name: str, key: str
 ) -> None:
-    result = evaluate(_write(tmp_path / "d.jsonl"), [name], thresholds={key: 0.9})
+    result = evaluate(
+        write_orders(tmp_path / "d.jsonl", wrong={2}, reference=False),
+        [name],
+        thresholds={key: 0.9},
+    )
     assert result.meta["metrics"][0]["name"] == "tool_call_accuracy"
     assert result.meta["metrics"][0]["threshold"] == 0.9
     assert result.gate({key: 0.1}) == []
@@ -99,7 +86,7 @@ def test_two_spellings_with_different_values_are_refused_naming_both() -> None:
 
 
 def test_evaluate_takes_concurrency_as_an_alias_of_max_concurrency(tmp_path: Path) -> None:
-    data = _write(tmp_path / "d.jsonl")
+    data = write_orders(tmp_path / "d.jsonl", wrong={2}, reference=False)
     result = evaluate(data, ["tool_call_accuracy"], concurrency=2)  # type: ignore[call-arg]
     assert len(result) == 3
     with pytest.raises(UsageError, match=r"max_concurrency=2.*concurrency=3"):
@@ -125,7 +112,7 @@ def test_evaluate_takes_concurrency_as_an_alias_of_max_concurrency(tmp_path: Pat
 def test_evaluate_checks_its_options_as_the_cli_does(
     tmp_path: Path, option: str, value: Any, message: str
 ) -> None:
-    data = _write(tmp_path / "d.jsonl")
+    data = write_orders(tmp_path / "d.jsonl", wrong={2}, reference=False)
     with pytest.raises(UsageError, match=message):
         evaluate(data, ["tool_call_accuracy"], **{option: value})
     assert not list(tmp_path.glob("*.results.jsonl"))
@@ -147,10 +134,11 @@ def test_an_error_of_a_sync_call_carries_no_event_loop_error(tmp_path: Path) -> 
     import subprocess
     import sys
 
+    data = write_orders(tmp_path / "d.jsonl", wrong={2}, reference=False)
     script = (
         "from convoeval import evaluate, OpenAIJudge\n"
         "judge = OpenAIJudge('m', api_key='k', base_url='http://127.0.0.1:9/v1')\n"
-        f"evaluate({str(_write(tmp_path / 'd.jsonl'))!r}, ['turn_relevancy'], judge=judge, "
+        f"evaluate({str(data)!r}, ['turn_relevancy'], judge=judge, "
         "cache=False)\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
@@ -197,7 +185,7 @@ def test_an_error_of_a_run_shows_its_public_module(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    data = str(_write(tmp_path / "d.jsonl"))
+    data = str(write_orders(tmp_path / "d.jsonl", wrong={2}, reference=False))
     script = f"from convoeval import evaluate\nevaluate({data!r}, limit=0)\n"
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.stderr.strip().splitlines()[-1] == (
@@ -209,7 +197,9 @@ def test_a_results_object_still_pickles(tmp_path: Path) -> None:
     import pickle
 
     result = evaluate(
-        _write(tmp_path / "d.jsonl"), ["tool_call_accuracy"], output=tmp_path / "r.jsonl"
+        write_orders(tmp_path / "d.jsonl", wrong={2}, reference=False),
+        ["tool_call_accuracy"],
+        output=tmp_path / "r.jsonl",
     )
     back = pickle.loads(pickle.dumps(result))
     assert back.summary() == result.summary()

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import convoeval
+from _plugins import NO_UNUSED
 from convoeval import AIMessage, HumanMessage, MultiTurnSample
 from convoeval.judges import OpenAIJudge
 from convoeval.runner import JudgeUnreachableError
@@ -62,7 +63,7 @@ def _session(tmp_path: Path, url: str) -> subprocess.CompletedProcess[str]:
     source = str(Path(convoeval.__file__).resolve().parents[1])  # this checkout's src
     env = {**os.environ, "PYTHONPATH": source, "OPENAI_BASE_URL": url, "OPENAI_API_KEY": "sk-x"}
     env["CONVOEVAL_CACHE_DIR"] = str(tmp_path / "cache")
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE"]
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *NO_UNUSED, "-rfE"]
     try:
         return subprocess.run(
             [*command, "--convoeval-judge", "openai/m"],

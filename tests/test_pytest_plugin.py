@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import convoeval
+from _plugins import NO_UNUSED
 from convoeval import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +28,17 @@ def _pytest(directory: Path, *args: str, **env: str) -> subprocess.CompletedProc
     assert "convoeval" in names, "the pytest11 entry point is missing: pip install -e ."
     source = str(Path(convoeval.__file__).resolve().parents[1])  # this checkout's src
     environment = {**os.environ, "PYTHONPATH": source, **env}
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE", *args]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *NO_UNUSED,
+        "-rfE",
+        *args,
+    ]
     return subprocess.run(
         command, cwd=directory, env=environment, capture_output=True, text=True, timeout=600
     )

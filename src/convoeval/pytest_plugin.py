@@ -16,6 +16,7 @@ It runs a test once per conversation of a data file and gives it the session's j
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -99,9 +100,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.fixture(scope="session")
-def convoeval_judge(request: pytest.FixtureRequest) -> Judge:
+def convoeval_judge(request: pytest.FixtureRequest) -> Iterator[Judge]:
     """The judge of this test session (`--convoeval-judge`, default offline), resolved once and
-    checked reachable (a failure is kept: every test using the fixture errors with it)."""
+    checked reachable (a failure is kept: every test using the fixture errors with it); closed
+    when the session ends (a `gguf:` judge's llama.cpp server stops)."""
     from convoeval._sync import run_sync
     from convoeval.judges import Judge, resolve_judge
     from convoeval.runner import JudgeUnreachableError
@@ -116,7 +118,14 @@ def convoeval_judge(request: pytest.FixtureRequest) -> Judge:
     except JudgeUnreachableError as exc:
         problem = str(exc)
     else:
-        return judge
+        try:
+            yield judge
+        finally:
+            for one in everyone:
+                close = getattr(one, "close", None)
+                if callable(close):
+                    close()
+        return
     pytest.fail(f"convoeval: the session's judge cannot be reached: {problem}", pytrace=False)
 
 

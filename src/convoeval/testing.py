@@ -119,12 +119,18 @@ def _repeated_verdict(
 
 
 def _close_made(given: Judge | str | None, plan: JudgePlan) -> None:
-    """Close the answer caches of the judges this call made from specs (the caller's own judge
-    objects stay open): each call makes its own, and would otherwise leave its file open."""
+    """Close the judges this call made from specs (the caller's own judge objects stay open):
+    each call makes its own, and would otherwise leave its cache file open, or its llama.cpp
+    server running (a `gguf:` judge's `close()` stops it)."""
     theirs = {id(m) for m in members(given) if isinstance(m, Judge)}
     for made in members(plan.main):
+        if id(made) in theirs:
+            continue
+        close = getattr(made, "close", None)
         cache = getattr(made, "cache", None)
-        if id(made) not in theirs and isinstance(cache, JudgeCache):
+        if callable(close):
+            close()
+        elif isinstance(cache, JudgeCache):
             cache.close()
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from _cli import convoeval
 from convoeval import agree
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,8 +33,7 @@ LABELS = {
 
 
 def _cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "convoeval", *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=300)
+    return convoeval(*args, cwd=cwd, module="convoeval")
 
 
 @pytest.fixture(scope="module")

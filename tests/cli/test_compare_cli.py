@@ -7,12 +7,12 @@ data set exit 2, and `--report` writes the diff page."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from _cli import convoeval
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "support.jsonl"
@@ -26,11 +26,6 @@ BROKEN = {
     "track-and-return-policy": (MATCHED, "wrong value for tracking_number"),
     "refuses-medical-question": ("No tool calls were expected and none were made", "book_doctor"),
 }
-
-
-def _convoeval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "convoeval.cli", *args]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
 def _records() -> list[dict[str, Any]]:
@@ -73,13 +68,13 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = tmp_path_factory.mktemp("compare")
     _broken(where / "broken.jsonl")
     for data, out in ((str(EXAMPLES), "base.jsonl"), ("broken.jsonl", "new.jsonl")):
-        done = _convoeval("run", data, "-m", TOOL_METRICS, "-o", out, "-q", cwd=where)
+        done = convoeval("run", data, "-m", TOOL_METRICS, "-o", out, "-q", cwd=where)
         assert done.returncode == 0, done.stderr
     return where
 
 
 def test_the_broken_bot_fails_the_gate_with_its_regressions_and_reasons(runs: Path) -> None:
-    done = _convoeval(
+    done = convoeval(
         "compare", "base.jsonl", "new.jsonl", "--fail-if-worse", "tool_call_accuracy=0.1",
         "--report", "diff.html", cwd=runs,
     )  # fmt: skip
@@ -105,7 +100,7 @@ def test_the_broken_bot_fails_the_gate_with_its_regressions_and_reasons(runs: Pa
 
 
 def test_the_gate_passes_where_it_should(runs: Path) -> None:
-    itself = _convoeval(
+    itself = convoeval(
         "compare", "base.jsonl", "base.jsonl", "--fail-if-worse", "tool_call_accuracy=0",
         "--fail-if-worse", "trajectory_match=0", cwd=runs,
     )  # fmt: skip
@@ -113,12 +108,12 @@ def test_the_gate_passes_where_it_should(runs: Path) -> None:
     assert "12 records paired (the same conversations in both runs)" in itself.stdout
     assert "most regressed" not in itself.stdout
     # Worse, but not by more than DELTA.
-    lenient = _convoeval(
+    lenient = convoeval(
         "compare", "base.jsonl", "new.jsonl", "--fail-if-worse", "tool_call_accuracy=0.5", cwd=runs
     )
     assert lenient.returncode == 0, lenient.stderr
     # Better: the broken bot as BASE.
-    better = _convoeval(
+    better = convoeval(
         "compare", "new.jsonl", "base.jsonl", "--fail-if-worse", "tool_call_accuracy=0", cwd=runs
     )
     assert better.returncode == 0, better.stderr
@@ -137,7 +132,7 @@ def test_the_gate_passes_where_it_should(runs: Path) -> None:
     ],
 )  # fmt: skip
 def test_bad_gates_exit_2_saying_why(runs: Path, option: str, said: str) -> None:
-    done = _convoeval(
+    done = convoeval(
         "compare", "base.jsonl", "new.jsonl", "-m", "tool_call_f1", "--fail-if-worse", option,
         cwd=runs,
     )  # fmt: skip
@@ -153,39 +148,39 @@ def test_another_data_set_or_other_references_are_refused(runs: Path, tmp_path: 
     relabelled[0]["reference_tool_calls"] = [{"name": "get_order", "args": {"order_id": "X"}}]
     for name, records in (("renamed", renamed), ("relabelled", relabelled)):
         _write(tmp_path / f"{name}.jsonl", records)
-        done = _convoeval(
+        done = convoeval(
             "run", f"{name}.jsonl", "-m", TOOL_METRICS, "-o", f"{name}.results.jsonl", "-q",
             cwd=tmp_path,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
     base = str(runs / "base.jsonl")
-    other = _convoeval("compare", base, "renamed.results.jsonl", cwd=tmp_path)
+    other = convoeval("compare", base, "renamed.results.jsonl", cwd=tmp_path)
     assert other.returncode == 2 and "another data set?" in other.stderr, other.stderr
     assert other.stdout == ""
-    refs = _convoeval("compare", base, "relabelled.results.jsonl", cwd=tmp_path)
+    refs = convoeval("compare", base, "relabelled.results.jsonl", cwd=tmp_path)
     assert refs.returncode == 2, refs.stderr
     assert "1 paired records have other references than in BASE" in refs.stderr
     assert ": order-status; compare anyway with --allow-other-references" in refs.stderr
-    allowed = _convoeval(
+    allowed = convoeval(
         "compare", base, "relabelled.results.jsonl", "--allow-other-references", cwd=tmp_path
     )
     assert allowed.returncode == 0, allowed.stderr
     assert "warning: 1 paired records have other references" in allowed.stderr
-    missing = _convoeval("compare", base, "nowhere.jsonl", cwd=tmp_path)
+    missing = convoeval("compare", base, "nowhere.jsonl", cwd=tmp_path)
     assert missing.returncode == 2 and "nowhere.jsonl: no such results file" in missing.stderr
     (tmp_path / "bare.jsonl").write_bytes((runs / "new.jsonl").read_bytes())  # no sidecar
-    bare = _convoeval("compare", base, "bare.jsonl", cwd=tmp_path)
+    bare = convoeval("compare", base, "bare.jsonl", cwd=tmp_path)
     assert bare.returncode == 2 and "bare.jsonl.meta.json is missing" in bare.stderr
 
 
 def test_records_in_one_run_only_are_listed(runs: Path, tmp_path: Path) -> None:
     fewer = _records()[:10]
     _write(tmp_path / "fewer.jsonl", fewer)
-    done = _convoeval(
+    done = convoeval(
         "run", "fewer.jsonl", "-m", "tool_call_f1", "-o", "f.jsonl", "-q", cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr
-    shown = _convoeval("compare", str(runs / "base.jsonl"), "f.jsonl", cwd=tmp_path)
+    shown = convoeval("compare", str(runs / "base.jsonl"), "f.jsonl", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     assert lines[:4] == [
@@ -200,9 +195,9 @@ def test_records_in_one_run_only_are_listed(runs: Path, tmp_path: Path) -> None:
 def test_offline_judge_metrics_show_the_off_topic_reply(runs: Path) -> None:
     metrics = "topic_adherence,conversation_relevancy"
     for data, out in ((str(EXAMPLES), "base-judged.jsonl"), ("broken.jsonl", "new-judged.jsonl")):
-        done = _convoeval("run", data, "-m", metrics, "-o", out, "-q", cwd=runs)
+        done = convoeval("run", data, "-m", metrics, "-o", out, "-q", cwd=runs)
         assert done.returncode == 0, done.stderr
-    done = _convoeval("compare", "base-judged.jsonl", "new-judged.jsonl", "--top", "1", cwd=runs)
+    done = convoeval("compare", "base-judged.jsonl", "new-judged.jsonl", "--top", "1", cwd=runs)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "most regressed, topic_adherence (1 of " in out
@@ -213,7 +208,7 @@ def test_offline_judge_metrics_show_the_off_topic_reply(runs: Path) -> None:
 
 
 def test_help_states_the_gate_rule(tmp_path: Path) -> None:
-    done = _convoeval("compare", "--help", cwd=tmp_path)
+    done = convoeval("compare", "--help", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     text = " ".join(done.stdout.split())
     assert "lower than BASE's by more than DELTA and the 95% interval of the difference" in text

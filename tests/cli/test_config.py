@@ -5,53 +5,27 @@ file and the key."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from convoeval import AIMessage, HumanMessage, MultiTurnSample, ToolCall
+from _cli import convoeval
+from _orders import meta, write_orders
 
 GOAL = "agent_goal_accuracy_with_reference"
 GOOD_GOAL = {"end_state": "the order was found", "achieved": True, "reason": "it was found"}
 
 
 def _convoeval(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "convoeval.cli", *args]
-    environment = {**os.environ, "OPENAI_API_KEY": "sk-shared", **env}
-    return subprocess.run(
-        command, cwd=cwd, capture_output=True, text=True, timeout=300, env=environment
-    )
-
-
-def _data(path: Path, count: int) -> Path:
-    with path.open("w") as handle:
-        for i in range(count):
-            sample = MultiTurnSample(
-                user_input=[
-                    HumanMessage(content=f"where is order {i}?"),
-                    AIMessage(content="", tool_calls=[ToolCall(name="find", args={"n": i})]),
-                    AIMessage(content=f"order {i} ships tomorrow"),
-                ],
-                reference=f"the user learns when order {i} ships",
-                reference_tool_calls=[ToolCall(name="find", args={"n": i})],
-                id=f"o{i}",
-            )
-            handle.write(json.dumps(sample.to_dict()) + "\n")
-    return path
-
-
-def _meta(path: Path) -> dict[str, Any]:
-    meta: dict[str, Any] = json.loads(path.with_name(path.name + ".meta.json").read_text())
-    return meta
+    return convoeval(*args, cwd=cwd, env={**os.environ, "OPENAI_API_KEY": "sk-shared", **env})
 
 
 def test_the_config_options_take_effect_and_the_command_line_wins(
     tmp_path: Path, fault_server: Any
 ) -> None:
-    _data(tmp_path / "d.jsonl", 6)
+    write_orders(tmp_path / "d.jsonl", 6)
     (tmp_path / "run.toml").write_text(
         f'metric = ["{GOAL}"]\njudge = ["openai/m@{fault_server.url}"]\nconcurrency = 2\n'
         f"no-cache = true\nquiet = true\nthreshold = {{{GOAL} = 0.75}}\n"
@@ -61,7 +35,7 @@ def test_the_config_options_take_effect_and_the_command_line_wins(
     done = _convoeval("run", "d.jsonl", "--config", "run.toml", "-o", "a.jsonl", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert fault_server.attempts == 6 and fault_server.peak == 2  # concurrency = 2 of the file
-    assert _meta(tmp_path / "a.jsonl")["metrics"][0]["threshold"] == 0.75
+    assert meta(tmp_path / "a.jsonl")["metrics"][0]["threshold"] == 0.75
     assert "--price / prices=" in done.stdout  # the file's price is the one used
 
     fault_server.attempts = fault_server.peak = 0
@@ -72,7 +46,7 @@ def test_the_config_options_take_effect_and_the_command_line_wins(
     )
     assert done.returncode == 0, done.stderr
     assert fault_server.attempts == 6 and fault_server.peak == 3  # the command line's 3
-    assert _meta(tmp_path / "b.jsonl")["metrics"][0]["threshold"] == 0.5
+    assert meta(tmp_path / "b.jsonl")["metrics"][0]["threshold"] == 0.5
 
 
 def test_each_judges_table_sends_its_own_key_to_its_own_server(
@@ -81,7 +55,7 @@ def test_each_judges_table_sends_its_own_key_to_its_own_server(
     other = type(fault_server)()
     try:
         fault_server.responder = other.responder = lambda body: GOOD_GOAL
-        _data(tmp_path / "d.jsonl", 1)
+        write_orders(tmp_path / "d.jsonl", 1)
         (tmp_path / "pyproject.toml").write_text(
             '[project]\nname = "x"\n\n[tool.convoeval.run]\n'
             f'metric = "{GOAL}"\nno_cache = true\n\n'
@@ -114,7 +88,7 @@ def test_each_judges_table_sends_its_own_key_to_its_own_server(
 
 
 def test_a_members_base_url_and_its_specs_url_must_agree(tmp_path: Path) -> None:
-    _data(tmp_path / "d.jsonl", 1)
+    write_orders(tmp_path / "d.jsonl", 1)
     (tmp_path / "c.toml").write_text(
         '[[judges]]\nspec = "openai/a@http://127.0.0.1:9/v1"\nbase_url = "http://127.0.0.1:10/v1"\n'
     )
@@ -125,7 +99,7 @@ def test_a_members_base_url_and_its_specs_url_must_agree(tmp_path: Path) -> None
 
 
 def test_unknown_keys_and_wrong_types_name_the_file_and_the_key(tmp_path: Path) -> None:
-    _data(tmp_path / "d.jsonl", 1)
+    write_orders(tmp_path / "d.jsonl", 1)
     cases = {
         "concurency = 3\n": "c.toml: unknown key 'concurency' (did you mean 'concurrency'?)",
         'concurrency = "8"\n': "c.toml: key 'concurrency' must be a whole number, not '8'",
@@ -151,7 +125,7 @@ def test_unknown_keys_and_wrong_types_name_the_file_and_the_key(tmp_path: Path) 
 
 
 def test_a_pyproject_without_the_table_is_not_read(tmp_path: Path) -> None:
-    _data(tmp_path / "d.jsonl", 2)
+    write_orders(tmp_path / "d.jsonl", 2)
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.other]\nlimit = 0\n')
     done = _convoeval("run", "d.jsonl", "-m", "tool_call_accuracy", "-q", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -164,7 +138,7 @@ def test_the_readme_config_example_is_read_and_a_member_option_must_agree(tmp_pa
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     example = readme.split("```toml\n", 1)[1].split("```", 1)[0]
     (tmp_path / "run.toml").write_text(example)
-    _data(tmp_path / "d.jsonl", 1)
+    write_orders(tmp_path / "d.jsonl", 1)
     done = _convoeval("run", "d.jsonl", "--config", "run.toml", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert "run.toml: [[judges]] table 2 (openai/qwen2.5) takes its key" in done.stderr

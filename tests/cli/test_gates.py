@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from _cli import convoeval
 from convoeval import AIMessage, HumanMessage, MultiTurnSample, ToolCall
 
 #: A metric with a bug (a KeyError on record r2, once rows r0 and r1 are on disk), registered
@@ -41,7 +42,10 @@ class Buggy(Metric):
 def _convoeval(
     *args: str, cwd: Path, env: dict[str, str] | None = None, setup: str = ""
 ) -> subprocess.CompletedProcess[str]:
-    """The real command line in a new process (after `setup`, e.g. an import)."""
+    """The real command line in a new process (after `setup`, e.g. an import: in a fresh
+    interpreter, so what it imports is all the command has)."""
+    if not setup:
+        return convoeval(*args, cwd=cwd, env=env)
     code = f"{setup}\nfrom convoeval.cli import main\nmain()"
     command = [sys.executable, "-c", code, *args]
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, env=env)

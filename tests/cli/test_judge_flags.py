@@ -13,19 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from _cli import convoeval
+
 if TYPE_CHECKING:
     from conftest import FaultServer
 
 GOAL = "agent_goal_accuracy_with_reference"
 GOOD_GOAL = {"end_state": "the order was found", "achieved": True, "reason": "it was found"}
 KEY = "sk-test-flag-key-4d1e"
-
-
-def _convoeval(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "convoeval.cli", *args]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, env=env)
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -58,7 +53,7 @@ def _args(url: str, *options: str, model: str = "test-model") -> list[str]:
 
 def _run(tmp_path: Path, url: str, *options: str, env: dict[str, str] | None = None) -> Any:
     """`_args` run in `tmp_path`, by default with `_env`."""
-    return _convoeval(*_args(url, *options), cwd=tmp_path, env=env or _env(tmp_path))
+    return convoeval(*_args(url, *options), cwd=tmp_path, env=env or _env(tmp_path))
 
 
 def _schema(body: dict[str, Any]) -> dict[str, Any]:
@@ -187,7 +182,7 @@ def test_base_url_and_api_key_reach_the_server_and_win_over_the_environment(
     # Without the options, the environment's are used.
     env = _env(tmp_path, OPENAI_BASE_URL=fault_server.url, OPENAI_API_KEY="sk-env-key")
     args = ["run", "d.jsonl", "-m", GOAL, "-o", "e.jsonl", "--judge", "openai/test-model"]
-    from_env = _convoeval(*args, "--no-cache", cwd=tmp_path, env=env)
+    from_env = convoeval(*args, "--no-cache", cwd=tmp_path, env=env)
     assert from_env.returncode == 0, from_env.stderr
     assert fault_server.attempts == 2
     assert fault_server.headers[1]["authorization"] == "Bearer sk-env-key"
@@ -205,9 +200,7 @@ def test_resuming_with_another_judge_exits_2_naming_the_old_and_the_new(
     rows = (tmp_path / "r.jsonl").read_bytes()
     other = url.replace("/v1", "/v2")  # the same server, another endpoint
     model, base = ("other-model", url) if change == "model" else ("test-model", other)
-    again = _convoeval(
-        *_args(base, "--api-key", KEY, model=model), cwd=tmp_path, env=_env(tmp_path)
-    )
+    again = convoeval(*_args(base, "--api-key", KEY, model=model), cwd=tmp_path, env=_env(tmp_path))
     assert (again.returncode, again.stdout) == (2, "")
     assert again.stderr == (
         f"error: r.jsonl cannot be resumed by this run: {GOAL}'s judge differs "

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from _cli import convoeval
 from conftest import FAULT_COMPLETION_TOKENS, FAULT_PROMPT_TOKENS
 from convoeval import evaluate
 from convoeval.errors import UsageError
@@ -20,11 +19,6 @@ from convoeval.judges.pricing import check_prices, estimate_cost, parse_price
 from convoeval.judges.protocol.base import Usage
 
 RECORDS = 3
-
-
-def _convoeval(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "convoeval.cli", *args]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, env=env)
 
 
 def _data(path: Path) -> Path:
@@ -54,7 +48,7 @@ def test_price_gives_the_cost_and_says_where_it_came_from(
         "--base-url", fault_server.url, "--api-key", "sk-test", "--no-cache",
     ]  # fmt: skip
     env = _env(tmp_path)
-    done = _convoeval(
+    done = convoeval(
         *common, "--price", "test-model=1.5,3", "-o", "a.jsonl", "--report", "a.html",
         cwd=tmp_path, env=env,
     )  # fmt: skip
@@ -66,7 +60,7 @@ def test_price_gives_the_cost_and_says_where_it_came_from(
     assert f"${cost:.4f} ({source})" in html
 
     # Without a price a local model's cost is unknown, and the note says how to give one.
-    unknown = _convoeval(*common, "-o", "b.jsonl", "--report", "b.html", cwd=tmp_path, env=env)
+    unknown = convoeval(*common, "-o", "b.jsonl", "--report", "b.html", cwd=tmp_path, env=env)
     assert unknown.returncode == 0, unknown.stderr
     hint = "give one: --price MODEL=INPUT,OUTPUT or prices={MODEL: (INPUT, OUTPUT)}"
     assert "cost unknown: no price known for test-model" in unknown.stdout
@@ -74,7 +68,7 @@ def test_price_gives_the_cost_and_says_where_it_came_from(
     assert "unknown: no price known for test-model" in (tmp_path / "b.html").read_text()
 
     # `convoeval report --price` prices a saved run.
-    again = _convoeval(
+    again = convoeval(
         "report", "b.jsonl", "-o", "c.html", "--price", "openai/test-model=1.5,3",
         cwd=tmp_path, env=env,
     )  # fmt: skip
@@ -88,7 +82,7 @@ def test_price_gives_the_cost_and_says_where_it_came_from(
 )
 def test_a_bad_price_is_a_usage_error_naming_the_option(tmp_path: Path, value: str) -> None:
     _data(tmp_path / "d.jsonl")
-    done = _convoeval(
+    done = convoeval(
         "run", "d.jsonl", "-m", "tool_call_f1", "--price", value, "-o", "r.jsonl",
         cwd=tmp_path, env=_env(tmp_path),
     )  # fmt: skip

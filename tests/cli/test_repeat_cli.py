@@ -7,18 +7,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from _cli import convoeval
+
 RECORDS = 4
-
-
-def _convoeval(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "convoeval.cli", *args]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, env=env)
 
 
 def _question(body: dict[str, Any]) -> int:
@@ -51,7 +46,7 @@ def test_repeat_reports_the_spread_and_gates_on_it(tmp_path: Path, fault_server:
         "--base-url", fault_server.url, "--api-key", "sk-test", "--repeat", "3",
         "--fail-under", "conversation_relevancy=0.3",
     ]  # fmt: skip
-    done = _convoeval(*common, "-o", "a.jsonl", "--report", "a.html", cwd=tmp_path, env=env)
+    done = convoeval(*common, "-o", "a.jsonl", "--report", "a.html", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr  # every record's mean is 1/3 >= 0.3
     assert len(fault_server.bodies) == 3 * RECORDS  # the cache is on: N x requests
     temperatures = Counter(body.get("temperature") for body in fault_server.bodies)
@@ -67,16 +62,16 @@ def test_repeat_reports_the_spread_and_gates_on_it(tmp_path: Path, fault_server:
     assert "95% CI" in html and "0.000-1.000" in html
 
     # The interval of equal record means is a point: the lower bound passes.
-    bound = _convoeval(*common, "-o", "a.jsonl", "--gate", "lower-bound", cwd=tmp_path, env=env)
+    bound = convoeval(*common, "-o", "a.jsonl", "--gate", "lower-bound", cwd=tmp_path, env=env)
     assert bound.returncode == 0, bound.stderr
     # No repeat's own mean (a multiple of 1/4, the three summing to 1) can reach 0.3 in all
     # three repeats: a 90% pass rate fails with exit code 3. Rerun: the cache replays.
     sent = len(fault_server.bodies)
-    rate = _convoeval(*common, "-o", "b.jsonl", "--gate", "pass-rate=0.9", cwd=tmp_path, env=env)
+    rate = convoeval(*common, "-o", "b.jsonl", "--gate", "pass-rate=0.9", cwd=tmp_path, env=env)
     assert rate.returncode == 3, rate.stderr
     assert "below the pass rate 90%" in rate.stderr
     assert len(fault_server.bodies) == sent
-    bad = _convoeval(*common, "-o", "c.jsonl", "--gate", "median", cwd=tmp_path, env=env)
+    bad = convoeval(*common, "-o", "c.jsonl", "--gate", "median", cwd=tmp_path, env=env)
     assert bad.returncode == 2 and "--gate" in bad.stderr
-    report = _convoeval("report", "a.jsonl", "-o", "again.html", cwd=tmp_path, env=env)
+    report = convoeval("report", "a.jsonl", "-o", "again.html", cwd=tmp_path, env=env)
     assert report.returncode == 0 and "95% CI" in (tmp_path / "again.html").read_text()

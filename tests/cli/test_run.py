@@ -13,19 +13,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _cli import convoeval
 from convoeval import AIMessage, HumanMessage, MultiTurnSample, ToolCall
 from convoeval.judges.core.cache import JudgeCache
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "support.jsonl"
 SECRET = "sk-test-NEVER-WRITE-THIS-9f3a"
-
-
-def _convoeval(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "convoeval.cli", *args]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, env=env)
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
@@ -48,7 +42,7 @@ def _tool_file(path: Path, right: list[bool]) -> Path:
 
 
 def test_readme_command_scores_the_examples_and_writes_a_report(tmp_path: Path) -> None:
-    done = _convoeval("run", str(EXAMPLES), "--report", "report.html", cwd=tmp_path)
+    done = convoeval("run", str(EXAMPLES), "--report", "report.html", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     for name in ("topic_adherence", "conversation_relevancy", "tool_call_accuracy"):
         assert name in done.stdout
@@ -65,7 +59,7 @@ def test_readme_command_scores_the_examples_and_writes_a_report(tmp_path: Path) 
     html = (tmp_path / "report.html").read_text()
     assert "VB-1042" in html and '<details class="conv"' in html
     # `convoeval report` re-renders from the saved rows and sidecar alone.
-    again = _convoeval("report", "support.results.jsonl", "-o", "again.html", cwd=tmp_path)
+    again = convoeval("report", "support.results.jsonl", "-o", "again.html", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert "report: again.html" in again.stdout
     assert "VB-1042" in (tmp_path / "again.html").read_text()
@@ -76,7 +70,7 @@ def test_invalid_data_exits_2_listing_every_problem(tmp_path: Path) -> None:
     bad_rule = {"user_input": [{"type": "tool", "content": "x"}], "reference_tool_calls": []}
     lines = [json.dumps(good), "{not json", json.dumps(bad_rule), json.dumps(good)]
     (tmp_path / "bad.jsonl").write_text("\n".join(lines) + "\n")
-    done = _convoeval("run", "bad.jsonl", "-m", "tool_call_f1", "-o", "r.jsonl", cwd=tmp_path)
+    done = convoeval("run", "bad.jsonl", "-m", "tool_call_f1", "-o", "r.jsonl", cwd=tmp_path)
     assert done.returncode == 2
     problems = [line for line in done.stderr.splitlines() if line.startswith("bad.jsonl:")]
     assert [p.split(":")[1] for p in problems] == ["2", "3"]
@@ -86,7 +80,7 @@ def test_invalid_data_exits_2_listing_every_problem(tmp_path: Path) -> None:
 
 def test_missing_fields_exit_2_listing_every_record(tmp_path: Path) -> None:
     _tool_file(tmp_path / "d.jsonl", [True, True, True])
-    done = _convoeval("run", "d.jsonl", "-m", "topic_adherence,tool_call_f1", cwd=tmp_path)
+    done = convoeval("run", "d.jsonl", "-m", "topic_adherence,tool_call_f1", cwd=tmp_path)
     assert done.returncode == 2
     listed = re.findall(r"d\.jsonl:(\d) \(id 'r\d'\): missing reference_topics", done.stderr)
     assert listed == ["1", "2", "3"]
@@ -95,23 +89,23 @@ def test_missing_fields_exit_2_listing_every_record(tmp_path: Path) -> None:
 def test_fail_under_and_threshold_gate_the_exit_code(tmp_path: Path) -> None:
     _tool_file(tmp_path / "d.jsonl", [True, False, True])
     common = ["run", "d.jsonl", "-m", "tool_call_accuracy", "-o", "r.jsonl"]
-    low = _convoeval(*common, "--fail-under", "tool_call_accuracy=0.9", cwd=tmp_path)
+    low = convoeval(*common, "--fail-under", "tool_call_accuracy=0.9", cwd=tmp_path)
     assert low.returncode == 3, low.stderr
     assert "fail-under: tool_call_accuracy mean 0.6667 < 0.9" in low.stderr
-    ok = _convoeval(*common, "--fail-under", "tool_call_accuracy=0.5", cwd=tmp_path)
+    ok = convoeval(*common, "--fail-under", "tool_call_accuracy=0.5", cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
     assert "67% (>= 1)" in ok.stdout
-    lenient = _convoeval(*common, "--threshold", "tool_call_accuracy=0", cwd=tmp_path)
+    lenient = convoeval(*common, "--threshold", "tool_call_accuracy=0", cwd=tmp_path)
     assert lenient.returncode == 0 and "100% (>= 0)" in lenient.stdout
-    wrong = _convoeval(*common, "--fail-under", "topic_adherence=0.5", cwd=tmp_path)
+    wrong = convoeval(*common, "--fail-under", "topic_adherence=0.5", cwd=tmp_path)
     assert wrong.returncode == 2 and "not in this run" in wrong.stderr
-    bad = _convoeval(*common, "--threshold", "tool_call_accuracy", cwd=tmp_path)
+    bad = convoeval(*common, "--threshold", "tool_call_accuracy", cwd=tmp_path)
     assert bad.returncode == 2 and "METRIC=NUMBER" in bad.stderr
 
 
 def test_llm_metric_with_offline_judge_exits_2(tmp_path: Path) -> None:
     _tool_file(tmp_path / "d.jsonl", [True])
-    done = _convoeval("run", "d.jsonl", "-m", "agent_goal_accuracy", cwd=tmp_path)
+    done = convoeval("run", "d.jsonl", "-m", "agent_goal_accuracy", cwd=tmp_path)
     assert done.returncode == 2 and "--judge openai/MODEL" in done.stderr
 
 
@@ -202,7 +196,7 @@ def test_resume_after_sigkill_scores_each_record_once(tmp_path: Path, fault_serv
     second_start = len(fault_server.bodies)
     fault_server.release()
 
-    done = _convoeval(*args, cwd=tmp_path, env=env)
+    done = convoeval(*args, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     rows = _rows(out)
     assert [r["index"] for r in rows] == list(range(count))  # each once, in input order
@@ -224,7 +218,7 @@ def test_resume_after_sigkill_scores_each_record_once(tmp_path: Path, fault_serv
 
 def test_report_of_a_file_without_sidecar_exits_2(tmp_path: Path) -> None:
     (tmp_path / "r.jsonl").write_text('{"index": 0, "scores": {}}\n')
-    done = _convoeval("report", "r.jsonl", cwd=tmp_path)
+    done = convoeval("report", "r.jsonl", cwd=tmp_path)
     assert done.returncode == 2 and "sidecar r.jsonl.meta.json is missing" in done.stderr
 
 
@@ -262,7 +256,7 @@ def test_ctrl_c_stops_cleanly_and_the_run_resumes(tmp_path: Path, fault_server: 
     assert out.read_text().count("\n") == 3 and out.read_text().endswith("\n")
     assert sorted(_asked(fault_server.bodies)) == [0, 1, 2, 3]  # one request held, then dropped
     fault_server.release()
-    done = _convoeval(*args, cwd=tmp_path, env=env)
+    done = convoeval(*args, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     assert [r["index"] for r in _rows(out)] == list(range(20))
     assert sorted(_asked(fault_server.bodies)) == [0, 1, 2, 3, *range(3, 20)]  # 0-2 not again
@@ -276,7 +270,7 @@ def test_a_401_echoing_the_key_never_stores_or_prints_it(tmp_path: Path, fault_s
     _relevancy_file(tmp_path / "d.jsonl", 3)
     env = {**os.environ, "CONVOEVAL_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("OPENAI_API_KEY", None)
-    done = _convoeval(
+    done = convoeval(
         "run", "d.jsonl", "-m", "conversation_relevancy", "--judge", "openai/test-model",
         "--base-url", fault_server.url, "--api-key", SECRET, "-o", "r.jsonl",
         "--report", "report.html", cwd=tmp_path, env=env,

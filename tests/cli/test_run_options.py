@@ -11,39 +11,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from convoeval import AIMessage, HumanMessage, MultiTurnSample, ToolCall
+from _cli import convoeval
+from _orders import write_orders
 
 GOAL = "agent_goal_accuracy_with_reference"
 GOOD_GOAL = {"end_state": "the order was found", "achieved": True, "reason": "it was found"}
 
 
-def _convoeval(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "convoeval.cli", *args]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, env=env)
-
-
 def _rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def _write(path: Path, count: int, **extra: Any) -> Path:
-    with path.open("w") as handle:
-        for i in range(count):
-            sample = MultiTurnSample(
-                user_input=[
-                    HumanMessage(content=f"where is order {i}?"),
-                    AIMessage(content="", tool_calls=[ToolCall(name="find", args={"n": i})]),
-                    AIMessage(content=f"order {i} ships tomorrow"),
-                ],
-                reference_tool_calls=[ToolCall(name="find", args={"n": i})],
-                reference=f"the user learns when order {i} ships",
-                id=f"o{i}",
-                **extra,
-            )
-            handle.write(json.dumps(sample.to_dict()) + "\n")
-    return path
 
 
 def _judge_args(url: str) -> list[str]:
@@ -53,11 +29,11 @@ def _judge_args(url: str) -> list[str]:
 def test_failed_pairs_exit_4_and_retry_failed_rescores_only_them(
     tmp_path: Path, fault_server: Any
 ) -> None:
-    _write(tmp_path / "d.jsonl", 3)
+    write_orders(tmp_path / "d.jsonl", 3)
     args = ["run", "d.jsonl", "-m", f"tool_call_f1,{GOAL}", "-o", "r.jsonl", "--no-cache"]
     args += ["--fail-under", "tool_call_f1=0.5", *_judge_args(fault_server.url)]
     fault_server.error(404, "The model test-model does not exist").forever()
-    first = _convoeval(*args, cwd=tmp_path)
+    first = convoeval(*args, cwd=tmp_path)
     assert first.returncode == 4, first.stderr
     assert "failed: 3 (record, metric) pairs could not be scored" in first.stderr
     assert "--retry-failed" in first.stderr
@@ -65,12 +41,12 @@ def test_failed_pairs_exit_4_and_retry_failed_rescores_only_them(
     assert [r["scores"]["tool_call_f1"] for r in rows] == [1.0, 1.0, 1.0]
     assert all(GOAL in r["errors"] for r in rows)
     # The same command again resumes a finished file: still not a success.
-    again = _convoeval(*args, cwd=tmp_path)
+    again = convoeval(*args, cwd=tmp_path)
     assert again.returncode == 4, again.stderr
     before = fault_server.attempts
     fault_server.default = None
     fault_server.reply(GOOD_GOAL).forever()
-    retried = _convoeval(*args, "--retry-failed", cwd=tmp_path)
+    retried = convoeval(*args, "--retry-failed", cwd=tmp_path)
     assert retried.returncode == 0, retried.stderr
     assert fault_server.attempts - before == 3  # one request per failed pair, nothing else
     rows = _rows(tmp_path / "r.jsonl")
@@ -88,45 +64,43 @@ def _closed_port() -> int:
 
 
 def test_an_unreachable_judge_stops_the_run_with_exit_2(tmp_path: Path) -> None:
-    _write(tmp_path / "d.jsonl", 2)
+    write_orders(tmp_path / "d.jsonl", 2)
     url = f"http://127.0.0.1:{_closed_port()}/v1"
-    done = _convoeval(
-        "run", "d.jsonl", "-m", GOAL, "-o", "r.jsonl", *_judge_args(url), cwd=tmp_path
-    )
+    done = convoeval("run", "d.jsonl", "-m", GOAL, "-o", "r.jsonl", *_judge_args(url), cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert f"cannot reach the judge at {url}" in done.stderr and "nothing was scored" in done.stderr
     assert _rows(tmp_path / "r.jsonl") == []
 
 
 def test_a_bad_judge_spec_is_refused_before_anything_is_read(tmp_path: Path) -> None:
-    done = _convoeval("run", "missing.jsonl", "--judge", "ofline", cwd=tmp_path)
+    done = convoeval("run", "missing.jsonl", "--judge", "ofline", cwd=tmp_path)
     assert done.returncode == 2 and done.stdout == ""
     assert "offline" in done.stderr and "missing.jsonl" not in done.stderr
 
 
 def test_metric_options_are_checked_against_the_constructor(tmp_path: Path) -> None:
-    _write(tmp_path / "d.jsonl", 2)
+    write_orders(tmp_path / "d.jsonl", 2)
     spec = "tool_call_accuracy:strict_order=false,threshold=0.8"
-    done = _convoeval("run", "d.jsonl", "-m", spec, "-o", "r.jsonl", cwd=tmp_path)
+    done = convoeval("run", "d.jsonl", "-m", spec, "-o", "r.jsonl", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     meta = json.loads((tmp_path / "r.jsonl.meta.json").read_text())
     assert meta["metrics"][0]["config"]["strict_order"] is False
     assert meta["metrics"][0]["threshold"] == 0.8
-    wrong = _convoeval("run", "d.jsonl", "-m", "tool_call_accuracy:strict=0", cwd=tmp_path)
+    wrong = convoeval("run", "d.jsonl", "-m", "tool_call_accuracy:strict=0", cwd=tmp_path)
     assert wrong.returncode == 2
     assert "metric tool_call_accuracy: no option 'strict'; accepted options: strict_order" in (
         wrong.stderr
     )
-    high = _convoeval(
+    high = convoeval(
         "run", "d.jsonl", "-m", "tool_call_f1", "--threshold", "tool_call_f1=5", cwd=tmp_path
     )
     assert high.returncode == 2 and "outside its scores' range [0, 1]" in high.stderr
-    typo = _convoeval("run", "d.jsonl", "-m", "tool_call_f", cwd=tmp_path)
+    typo = convoeval("run", "d.jsonl", "-m", "tool_call_f", cwd=tmp_path)
     assert typo.returncode == 2 and "did you mean 'tool_call_f1'?" in typo.stderr
 
 
 def test_metric_option_values_are_checked_by_the_parameter_type(tmp_path: Path) -> None:
-    _write(tmp_path / "d.jsonl", 1)
+    write_orders(tmp_path / "d.jsonl", 1)
     refused = {
         "tool_call_accuracy:strict_order=no": (
             "metric tool_call_accuracy: strict_order must be true or false, not 'no'"
@@ -144,11 +118,11 @@ def test_metric_option_values_are_checked_by_the_parameter_type(tmp_path: Path) 
         ),
     }
     for spec, message in refused.items():
-        done = _convoeval("run", "d.jsonl", "-m", spec, cwd=tmp_path)
+        done = convoeval("run", "d.jsonl", "-m", spec, cwd=tmp_path)
         assert (done.returncode, done.stdout) == (2, ""), (spec, done.stderr)
         assert message in done.stderr, (spec, done.stderr)
     spec = "tool_call_accuracy:strict_order=TRUE"
-    done = _convoeval("run", "d.jsonl", "-m", spec, "-o", "r.jsonl", cwd=tmp_path)
+    done = convoeval("run", "d.jsonl", "-m", spec, "-o", "r.jsonl", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     meta = json.loads((tmp_path / "r.jsonl.meta.json").read_text())
     assert meta["metrics"][0]["config"]["strict_order"] is True
@@ -157,21 +131,21 @@ def test_metric_option_values_are_checked_by_the_parameter_type(tmp_path: Path) 
 
 
 def test_a_bad_field_option_to_run_is_a_one_line_input_error(tmp_path: Path) -> None:
-    _write(tmp_path / "d.jsonl", 1)
-    done = _convoeval("run", "d.jsonl", "-m", "tool_call_f1", "--field", "score=a.b", cwd=tmp_path)
+    write_orders(tmp_path / "d.jsonl", 1)
+    done = convoeval("run", "d.jsonl", "-m", "tool_call_f1", "--field", "score=a.b", cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
     assert len(done.stderr.splitlines()) == 1
     assert done.stderr.startswith("error: fields: cannot map 'score': use a sample field")
 
 
 def test_limit_quiet_skip_invalid_and_the_default_output_name(tmp_path: Path) -> None:
-    data = _write(tmp_path / "good.v2.jsonl", 4)
+    data = write_orders(tmp_path / "good.v2.jsonl", 4)
     lines = data.read_text().splitlines()
     lines.insert(1, '{"user_input": [{"type": "tool", "content": "x"}]}')
     data.write_text("\n".join(lines) + "\n")
-    refused = _convoeval("run", "good.v2.jsonl", "-m", "tool_call_f1", cwd=tmp_path)
+    refused = convoeval("run", "good.v2.jsonl", "-m", "tool_call_f1", cwd=tmp_path)
     assert refused.returncode == 2 and "good.v2.jsonl:2:" in refused.stderr
-    done = _convoeval(
+    done = convoeval(
         "run", "good.v2.jsonl", "-m", "tool_call_f1", "--skip-invalid", "--limit", "4", "-q",
         cwd=tmp_path,
     )  # fmt: skip
@@ -182,12 +156,12 @@ def test_limit_quiet_skip_invalid_and_the_default_output_name(tmp_path: Path) ->
     meta = json.loads((tmp_path / "good.v2.results.jsonl.meta.json").read_text())
     assert len(meta["invalid"]) == 1 and meta["invalid"][0].startswith("good.v2.jsonl:2:")
     assert meta["options"] == {"limit": 4, "skip_invalid": True}
-    more = _convoeval(
+    more = convoeval(
         "run", "good.v2.jsonl", "-m", "tool_call_f1", "--skip-invalid", "--limit", "5",
         cwd=tmp_path,
     )  # fmt: skip
     assert more.returncode == 2 and "--limit differs (4 -> 5)" in more.stderr
-    loud = _convoeval(
+    loud = convoeval(
         "run", "good.v2.jsonl", "-m", "tool_call_f1", "--skip-invalid", "-o", "x.jsonl",
         cwd=tmp_path,
     )  # fmt: skip
@@ -195,10 +169,10 @@ def test_limit_quiet_skip_invalid_and_the_default_output_name(tmp_path: Path) ->
 
 
 def test_reference_topics_apply_to_records_without_any(tmp_path: Path) -> None:
-    _write(tmp_path / "d.jsonl", 2)
+    write_orders(tmp_path / "d.jsonl", 2)
     (tmp_path / "topics.txt").write_text("order status\n\nshipping\n")
     for given in (["order status", "shipping"], ["@topics.txt"]):
-        done = _convoeval(
+        done = convoeval(
             "run", "d.jsonl", "-m", "topic_adherence", "--overwrite", "-o", "r.jsonl",
             "--reference-topics", *given,
             cwd=tmp_path,
@@ -207,43 +181,41 @@ def test_reference_topics_apply_to_records_without_any(tmp_path: Path) -> None:
         rows = _rows(tmp_path / "r.jsonl")
         assert [r["sample"]["reference_topics"] for r in rows] == [["order status", "shipping"]] * 2
         assert all(r["scores"]["topic_adherence"] is not None for r in rows)
-    without = _convoeval("run", "d.jsonl", "-m", "topic_adherence", "-o", "n.jsonl", cwd=tmp_path)
+    without = convoeval("run", "d.jsonl", "-m", "topic_adherence", "-o", "n.jsonl", cwd=tmp_path)
     assert without.returncode == 2 and "reference_topics" in without.stderr
 
 
 def test_empty_input_means_nothing_to_score(tmp_path: Path) -> None:
     (tmp_path / "empty.jsonl").write_text("")
-    done = _convoeval("run", "empty.jsonl", "-m", "tool_call_f1", cwd=tmp_path)
+    done = convoeval("run", "empty.jsonl", "-m", "tool_call_f1", cwd=tmp_path)
     assert done.returncode == 2 and "empty.jsonl" in done.stderr
     assert "nothing to check or score" in done.stderr or "nothing to score" in done.stderr
 
 
 def test_report_errors_name_the_file_and_line(tmp_path: Path) -> None:
-    missing = _convoeval("report", "nope.jsonl", cwd=tmp_path)
+    missing = convoeval("report", "nope.jsonl", cwd=tmp_path)
     assert missing.returncode == 2 and "nope.jsonl: no such results file" in missing.stderr
-    _write(tmp_path / "d.jsonl", 1)
-    assert _convoeval("run", "d.jsonl", "-m", "tool_call_f1", cwd=tmp_path).returncode == 0
+    write_orders(tmp_path / "d.jsonl", 1)
+    assert convoeval("run", "d.jsonl", "-m", "tool_call_f1", cwd=tmp_path).returncode == 0
     results = tmp_path / "d.results.jsonl"
     with results.open("a") as handle:
         handle.write(json.dumps({"index": 1, "id": "x"}) + "\n")
-    broken = _convoeval("report", "d.results.jsonl", cwd=tmp_path)
+    broken = convoeval("report", "d.results.jsonl", cwd=tmp_path)
     assert broken.returncode == 2, broken.stderr
     assert "d.results.jsonl:2: a results row needs a 'scores' object" in broken.stderr
     assert "Traceback" not in broken.stderr
 
 
 def test_resume_ignores_metric_order_and_refusals_speak_cli(tmp_path: Path) -> None:
-    _write(tmp_path / "d.jsonl", 2)
-    first = _convoeval(
+    write_orders(tmp_path / "d.jsonl", 2)
+    first = convoeval(
         "run", "d.jsonl", "-m", "tool_call_f1", "-m", "tool_call_accuracy", cwd=tmp_path
     )
     assert first.returncode == 0, first.stderr
-    swapped = _convoeval("run", "d.jsonl", "-m", "tool_call_accuracy,tool_call_f1", cwd=tmp_path)
+    swapped = convoeval("run", "d.jsonl", "-m", "tool_call_accuracy,tool_call_f1", cwd=tmp_path)
     assert swapped.returncode == 0, swapped.stderr
     assert "scoring 0 of 2 records, 2 already done (resumed)" in swapped.stderr
-    other = _convoeval(
-        "run", "d.jsonl", "-m", "tool_call_accuracy:strict_order=false", cwd=tmp_path
-    )
+    other = convoeval("run", "d.jsonl", "-m", "tool_call_accuracy:strict_order=false", cwd=tmp_path)
     assert other.returncode == 2
     assert "the metrics differ" in other.stderr and "use --overwrite" in other.stderr
     assert "overwrite=True" not in other.stderr.split("use --overwrite")[0]
@@ -251,7 +223,7 @@ def test_resume_ignores_metric_order_and_refusals_speak_cli(tmp_path: Path) -> N
 
 def test_metrics_fits_the_terminal_and_shows_class_names(tmp_path: Path) -> None:
     env = {**os.environ, "COLUMNS": "80"}
-    done = _convoeval("metrics", cwd=tmp_path, env=env)
+    done = convoeval("metrics", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     assert "tool_call_accuracy (ToolCallAccuracy)" in done.stdout
     assert "topic_adherence (TopicAdherenceScore)" in done.stdout
@@ -259,7 +231,7 @@ def test_metrics_fits_the_terminal_and_shows_class_names(tmp_path: Path) -> None
 
 
 def test_a_bug_shows_its_traceback_instead_of_invalid_input(tmp_path: Path) -> None:
-    _write(tmp_path / "d.jsonl", 1)
+    write_orders(tmp_path / "d.jsonl", 1)
     code = (
         "import sys, convoeval.runner as runner\n"
         "def broken(*a, **k): raise TypeError('an internal bug')\n"
@@ -288,7 +260,7 @@ def test_other_layouts_run_with_messages_field_and_field_paths(tmp_path: Path) -
         "reward": 1.0,
     }
     (tmp_path / "tau.json").write_text(json.dumps([record, record]))
-    done = _convoeval(
+    done = convoeval(
         "run", "tau.json", "-m", "tool_call_f1", "--messages-field", "traj",
         "--field", "reference_tool_calls=info.task.actions",
         cwd=tmp_path,
@@ -298,14 +270,14 @@ def test_other_layouts_run_with_messages_field_and_field_paths(tmp_path: Path) -
     assert [r["scores"]["tool_call_f1"] for r in rows] == [1.0, 1.0]
     meta = json.loads((tmp_path / "tau.results.jsonl.meta.json").read_text())
     assert meta["options"]["messages_field"] == "traj"
-    bad = _convoeval("run", "tau.json", "-m", "tool_call_f1", "--field", "nopath", cwd=tmp_path)
+    bad = convoeval("run", "tau.json", "-m", "tool_call_f1", "--field", "nopath", cwd=tmp_path)
     assert bad.returncode == 2 and "NAME=PATH" in bad.stderr
 
 
 def test_timeout_and_retry_budget_reach_the_judge(tmp_path: Path, fault_server: Any) -> None:
-    _write(tmp_path / "d.jsonl", 1)
+    write_orders(tmp_path / "d.jsonl", 1)
     fault_server.stall(30).forever()
-    done = _convoeval(
+    done = convoeval(
         "run", "d.jsonl", "-m", GOAL, "--no-cache", "--timeout", "0.2", "--retry-budget", "0.1",
         *_judge_args(fault_server.url),
         cwd=tmp_path,
@@ -317,14 +289,14 @@ def test_timeout_and_retry_budget_reach_the_judge(tmp_path: Path, fault_server: 
 
 
 def test_unwritable_outputs_exit_2_before_anything_is_scored(tmp_path: Path) -> None:
-    _write(tmp_path / "d.jsonl", 2)
+    write_orders(tmp_path / "d.jsonl", 2)
     (tmp_path / "a-file").write_text("x")
-    report = _convoeval(
+    report = convoeval(
         "run", "d.jsonl", "-m", "tool_call_f1", "--report", "a-file/report.html", cwd=tmp_path
     )
     assert report.returncode == 2 and "cannot write the report a-file/report.html" in report.stderr
     assert not (tmp_path / "d.results.jsonl").exists()  # refused before the run started
-    results = _convoeval(
+    results = convoeval(
         "run", "d.jsonl", "-m", "tool_call_f1", "-o", "a-file/r.jsonl", cwd=tmp_path
     )
     assert results.returncode == 2 and "a-file is a file, not a directory" in results.stderr

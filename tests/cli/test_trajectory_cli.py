@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from _cli import convoeval
 from _shared_data import TAU_BENCH, shared_file
 
 if TYPE_CHECKING:
@@ -18,11 +19,6 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parents[2]
 WRITE_TOOLS = "book|cancel"
 FIELDS = ["--messages-field", "traj", "--field", "reference_tool_calls=info.task.actions"]
-
-
-def _convoeval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "convoeval.cli", *args]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
 def _run(task: int, trial: int, booked: str, result: str) -> dict[str, Any]:
@@ -64,7 +60,7 @@ def test_run_reads_tau_bench_layout_scores_and_prints_trials(tmp_path: Path) -> 
     ]
     (tmp_path / "tau.json").write_text(json.dumps(records))
     metric = f"trajectory_match:mode=unordered,only_tools={WRITE_TOOLS},skip_errors=true"
-    done = _convoeval(
+    done = convoeval(
         "run", "tau.json", *FIELDS, "-m", metric, "--trials", "task_id:reward",
         "--report", "tau.html", "--quiet", cwd=tmp_path,
     )  # fmt: skip
@@ -80,7 +76,7 @@ def test_run_reads_tau_bench_layout_scores_and_prints_trials(tmp_path: Path) -> 
     page = (tmp_path / "tau.html").read_text()
     assert "<h2>Repeated trials</h2>" in page and "<td>0.5000</td>" in page
     # The same figures from the metric, and from `report`.
-    again = _convoeval(
+    again = convoeval(
         "report", "tau.results.jsonl", "--trials", "task_id:trajectory_match", cwd=tmp_path
     )
     assert again.returncode == 0, again.stderr
@@ -90,14 +86,14 @@ def test_run_reads_tau_bench_layout_scores_and_prints_trials(tmp_path: Path) -> 
 
 def test_bad_trials_option_is_a_usage_error_before_scoring(tmp_path: Path) -> None:
     (tmp_path / "tau.json").write_text(json.dumps([_run(0, 0, "HAT1", "{}")]))
-    done = _convoeval(
+    done = convoeval(
         "run", "tau.json", *FIELDS, "-m", "trajectory_match", "--trials", "task_id:reward>",
         cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 2
     assert "expected TASK_FIELD[:SUCCESS]" in done.stderr
     assert not (tmp_path / "tau.results.jsonl").exists()
-    missing = _convoeval(
+    missing = convoeval(
         "run", "tau.json", *FIELDS, "-m", "trajectory_match", "--trials", "episode", cwd=tmp_path
     )
     assert missing.returncode == 2
@@ -112,7 +108,7 @@ def test_real_tau_bench_file_through_the_cli(tmp_path: Path) -> None:
         "update_reservation_baggages|update_reservation_passengers|send_certificate"
     )
     metric = f"trajectory_match:mode=unordered,only_tools={write},skip_errors=true"
-    done = _convoeval(
+    done = convoeval(
         "run", str(tau_bench), *FIELDS, "-m", metric, "-o", "tau.jsonl",
         "--trials", "task_id:reward", "--quiet", cwd=tmp_path,
     )  # fmt: skip

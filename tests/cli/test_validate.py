@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from _cli import convoeval
 from _shared_data import TAU_BENCH, shared_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,8 +27,7 @@ BROKEN_RULE = {
 
 
 def _convoeval(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "convoeval.cli", *args]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=120)
+    return convoeval(*args, cwd=cwd, timeout=120)
 
 
 def test_bundled_examples_are_valid() -> None:

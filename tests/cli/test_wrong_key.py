@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from _cli import convoeval
 from convoeval import AIMessage, HumanMessage, MultiTurnSample
 
 KEY = "sk-wrongkey-4Fh8Tq2Vn6Xc0Mb9Lw3Rz7Ys"
@@ -55,10 +56,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 
 def _convoeval(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "convoeval.cli", *args]
-    return subprocess.run(
-        command, cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=300
-    )
+    return convoeval(*args, cwd=tmp_path, env=_env(tmp_path))
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:

@@ -5,14 +5,13 @@ description of Ragas; the default stays ours. Also: the option is validated, rec
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from _cli import convoeval
 from convoeval import (
     AIMessage,
     HumanMessage,
@@ -236,24 +235,12 @@ def test_compat_from_the_command_line(tmp_path: Path) -> None:
     values = {}
     for spec in ("tool_call_accuracy", "tool_call_accuracy:compat=ragas"):
         out = tmp_path / f"{spec.replace(':', '_').replace('=', '_')}.jsonl"
-        done = subprocess.run(
-            [sys.executable, "-m", "convoeval.cli", "run", "d.jsonl", "-m", spec, "-o", str(out)],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        done = convoeval("run", "d.jsonl", "-m", spec, "-o", str(out), cwd=tmp_path)
         assert done.returncode in (0, 1), done.stderr
         values[spec] = json.loads(out.read_text(encoding="utf-8"))["scores"]["tool_call_accuracy"]
     # swapped order: ours aligns one of the two calls (1/2); Ragas's name sequences differ (0).
     assert values == {"tool_call_accuracy": 0.5, "tool_call_accuracy:compat=ragas": 0.0}
-    bad = subprocess.run(
-        [sys.executable, "-m", "convoeval.cli", "run", "d.jsonl", "-m", "tool_call_f1:compat=rgas"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    bad = convoeval("run", "d.jsonl", "-m", "tool_call_f1:compat=rgas", cwd=tmp_path)
     assert (
         bad.returncode == 2 and "compat must be one of convoeval, ragas, not 'rgas'" in bad.stderr
     )

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
 import pytest
 
+from _cli import convoeval
 from convoeval import AIMessage, HumanMessage, MultiTurnSample, ToolCall, ToolCallAccuracy
 
 A = ToolCall(name="a", args={"x": 1})
@@ -88,13 +87,7 @@ def test_the_command_line_keeps_them_in_the_reason_not_on_stderr(tmp_path: Path)
     }
     (tmp_path / "d.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
     command = ["run", "d.jsonl", "-m", "tool_call_accuracy", "-o", "r.jsonl"]
-    done = subprocess.run(
-        [sys.executable, "-m", "convoeval.cli", *command],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = convoeval(*command, cwd=tmp_path)
     assert done.returncode in (0, 1), done.stderr
     assert "UserWarning" not in done.stderr
     row = json.loads((tmp_path / "r.jsonl").read_text(encoding="utf-8"))

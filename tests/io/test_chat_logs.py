@@ -6,13 +6,12 @@ error that says the file is a wrapper and how to name the list. Trace files keep
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from _cli import convoeval
 from convoeval.io import read_records, record_to_sample
 from convoeval.schema import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
@@ -150,9 +149,6 @@ def test_validate_reads_logs_and_wrapped_files(tmp_path: Path) -> None:
     (tmp_path / "w.json").write_text(json.dumps({"data": [_log(1), _log(2)]}))
     _jsonl(tmp_path / "logs.jsonl", [_log(1), _log(2), _log(3)])
     for name, count in (("w.json", 2), ("logs.jsonl", 3)):
-        done = subprocess.run(
-            [sys.executable, "-m", "convoeval.cli", "validate", name],
-            cwd=tmp_path, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+        done = convoeval("validate", name, cwd=tmp_path, timeout=120)
         assert done.returncode == 0, done.stdout + done.stderr
         assert f"{count} records, all valid" in done.stdout

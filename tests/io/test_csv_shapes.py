@@ -3,10 +3,9 @@ cell is not JSON at all and when it is JSON of another kind (a string where a li
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
+from _cli import convoeval
 from convoeval.io import read_records
 from convoeval.io.tabular import JSON_SHAPES
 
@@ -54,9 +53,6 @@ def test_every_json_column_has_a_shape_with_a_valid_example() -> None:
 
 def test_validate_prints_the_expected_shape(tmp_path: Path) -> None:
     (tmp_path / "d.csv").write_text(f'user_input,reference_topics\n{HI},"orders"\n')
-    done = subprocess.run(
-        [sys.executable, "-m", "convoeval.cli", "validate", "d.csv"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    done = convoeval("validate", "d.csv", cwd=tmp_path, timeout=120)
     assert done.returncode == 1
     assert '["orders", "shipping"]' in done.stdout + done.stderr

@@ -17,6 +17,8 @@ from typing import Any
 from _batch_server import BatchServer, schema_answer
 from _parcel import parcels
 
+from _cli import convoeval
+
 #: A port nothing listens on: the export/import commands must never reach a server.
 NOWHERE = "http://127.0.0.1:9/v1"
 
@@ -42,14 +44,7 @@ def _command(*args: str) -> list[str]:
 
 
 def _convoeval(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        _command(*args),
-        cwd=tmp_path,
-        env=_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return convoeval(*args, cwd=tmp_path, env=_env(tmp_path), timeout=120)
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +13,7 @@ import numpy as np
 import pytest
 from _parcel import PARCEL
 
+from _cli import convoeval
 from convoeval import evaluate
 from convoeval.judges import JudgeConfigError, JudgePanel, StepUnsupported, resolve_judge
 from convoeval.judges.core.backend import BackendFailure, Failure
@@ -229,8 +228,7 @@ def test_cli_repeated_judge_is_a_panel(fault_server: FaultServer, tmp_path: Path
         "--judge", "openai/m2", "--base-url", fault_server.url, "--api-key", "sk-test",
         "-o", str(tmp_path / "r.jsonl"), "-q",
     ]  # fmt: skip
-    command = [sys.executable, "-m", "convoeval.cli", *args]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    done = convoeval(*args, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert fault_server.attempts == 2
     assert sorted(b["model"] for b in fault_server.bodies) == ["m1", "m2"]
@@ -242,11 +240,11 @@ def test_cli_repeated_judge_is_a_panel(fault_server: FaultServer, tmp_path: Path
     assert record["ratings"]["1"] == {"relevant": [True, False]}
     assert "panel agreement (Fleiss' kappa) on conversation_relevancy: " in done.stdout
     assert "over 2 verdicts" in done.stdout
-    again = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    again = convoeval(*args, env=env, timeout=120)
     assert again.returncode == 0, again.stderr  # resumed: nothing asked again
     assert fault_server.attempts == 2
-    swapped = [*command[:7], "--judge", "openai/m2", "--judge", "openai/m1", *command[11:]]
-    changed = subprocess.run(swapped, capture_output=True, text=True, env=env, timeout=120)
+    swapped = [*args[:4], "--judge", "openai/m2", "--judge", "openai/m1", *args[8:]]
+    changed = convoeval(*swapped, env=env, timeout=120)
     m1, m2 = (f"openai/{m} {m} {fault_server.url}" for m in ("m1", "m2"))
     assert (changed.returncode, changed.stdout) == (2, "")  # another run's file
     assert changed.stderr == (

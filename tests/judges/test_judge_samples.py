@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +14,7 @@ import pytest
 from _parcel import PARCEL
 from pydantic import BaseModel
 
+from _cli import convoeval
 from convoeval import evaluate
 from convoeval.judges import JudgeCache, JudgeConfigError, OpenAIJudge, Step, resolve_judge
 from convoeval.judges.core.backend import BackendFailure, Failure
@@ -255,8 +254,7 @@ def test_cli_flag_reaches_the_judge(fault_server: FaultServer, tmp_path: Path) -
         "--base-url", fault_server.url, "--api-key", "sk-test", "--judge-samples", "3",
         "-o", str(tmp_path / "r.jsonl"), "-q",
     ]  # fmt: skip
-    command = [sys.executable, "-m", "convoeval.cli", *args]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    done = convoeval(*args, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert fault_server.attempts == 3
     [row] = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
@@ -264,12 +262,10 @@ def test_cli_flag_reaches_the_judge(fault_server: FaultServer, tmp_path: Path) -
     assert row["details"]["conversation_relevancy"]["judge_samples"][0]["samples"] == 3
     meta = (tmp_path / "r.jsonl.meta.json").read_text()
     assert '"samples": 3' in meta
-    again = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    again = convoeval(*args, env=env, timeout=120)
     assert again.returncode == 0, again.stderr  # resumed: nothing asked again
     assert fault_server.attempts == 3
-    bad = subprocess.run(
-        [*command[:-3], "--judge-samples", "0"], capture_output=True, text=True, env=env
-    )
+    bad = convoeval(*args[:-3], "--judge-samples", "0", env=env)
     assert bad.returncode == 2 and "--judge-samples" in bad.stderr
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 from _batch_server import BatchServer, schema_answer
 from _parcel import parcels
 
+from _cli import convoeval
 from convoeval import (
     AIMessage,
     EvaluationResult,
@@ -84,14 +84,7 @@ def _convoeval(
 ) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CONVOEVAL_CACHE_DIR": str(tmp_path / cache)}
     env.pop("OPENAI_API_KEY", None)
-    return subprocess.run(
-        [sys.executable, "-m", "convoeval.cli", *args],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return convoeval(*args, cwd=tmp_path, env=env)
 
 
 def _no_trace_anywhere(tmp_path: Path, done: subprocess.CompletedProcess[str]) -> None:

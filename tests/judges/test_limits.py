@@ -15,7 +15,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from _parcel import PARCEL, parcels
 
+from _cli import convoeval
 from convoeval import ConversationalGEval, evaluate
 from convoeval.judges import FakeJudge, JudgePanel, OpenAIJudge, Step
 from convoeval.judges.core.backend import BackendFailure, Failure
@@ -84,15 +84,9 @@ def _write(path: Path, count: int) -> Path:
 
 
 def _run(tmp_path: Path, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "convoeval.cli", "run", "d.jsonl", "-m", GOAL, "-q"]
+    command = ["run", "d.jsonl", "-m", GOAL, "-q"]
     command += ["--judge", "openai/a", "--judge", "openai/b", "--base-url", url, "--no-cache"]
-    return subprocess.run(
-        [*command, "-o", "r.jsonl", *extra],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return convoeval(*command, "-o", "r.jsonl", *extra, cwd=tmp_path)
 
 
 @pytest.mark.parametrize(("flag", "limit"), [((), 16), (("--concurrency", "3"), 3)])

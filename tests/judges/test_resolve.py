@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 PUBLIC = {
     "Answer",
     "FakeJudge",
+    "GGUFJudge",
     "Judge",
     "JudgeAuthError",
     "JudgeCache",

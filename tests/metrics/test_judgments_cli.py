@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from _cli import convoeval
 from convoeval.judges import OpenAIJudge
 from convoeval.metrics import (
     ConversationalCriteria,
@@ -75,13 +75,11 @@ def _run(
     env.pop("OPENAI_API_KEY", None)
     metrics = [arg for name in names for arg in ("-m", name)]
     command = [
-        sys.executable, "-m", "convoeval.cli", "run", "d.jsonl", *metrics,
+        "run", "d.jsonl", *metrics,
         "--judge", "openai/test-model", "--base-url", url, "--api-key", "sk-test",
         "-o", "r.jsonl", "--quiet", *extra,
     ]  # fmt: skip
-    return subprocess.run(
-        command, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env
-    )
+    return convoeval(*command, cwd=tmp_path, env=env)
 
 
 def test_cli_scores_every_judgment_over_http(tmp_path: Path, fault_server: FaultServer) -> None:

@@ -49,7 +49,7 @@ def test_agree_reproduces_agreement_py_on_a_subset(tmp_path: Path) -> None:
         from convoeval.judges.offline.kit import get_kit
 
         rows = _subset()
-        figures = benchmark_figures(get_kit(), rows)
+        figures = benchmark_figures(get_kit(), rows, interval_resamples=50)
         checks = agree_checks(tmp_path, rows, figures, run=_run, resamples=0)
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))

@@ -6,13 +6,11 @@ skips the metric with a note; a metric that cannot run without an option the use
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from _runner_samples import tool_sample, write_jsonl
 
+from _cli import convoeval
 from convoeval import evaluate
 from convoeval.judges import FakeJudge
 
@@ -54,10 +52,7 @@ def test_a_field_some_records_lack_leaves_only_those_unscored(tmp_path: Path) ->
 
 def test_the_command_says_which_records_a_metric_leaves_unscored(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "d.jsonl", _mixed(3, {0}))  # type: ignore[arg-type]
-    command = [sys.executable, "-m", "convoeval.cli", "run", "d.jsonl", "-o", "r.jsonl"]
-    done = subprocess.run(
-        command, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=dict(os.environ)
-    )
+    done = convoeval("run", "d.jsonl", "-o", "r.jsonl", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (
         "scoring tool_call_accuracy, tool_call_f1, trajectory_match on the records that set "

@@ -15,12 +15,7 @@ from typing import Any
 
 from _sim_server import BOT_MODEL, USER_MODEL, SimServer
 
-
-def _convoeval(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "convoeval.cli", *args]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, env=env)
+from _cli import convoeval
 
 
 def _sides(sim: SimServer) -> list[str]:
@@ -55,7 +50,7 @@ def test_one_command_simulates_scores_and_reports(sim: SimServer, tmp_path: Path
             {"scenario": "s2 give up after 2", "id": "b", "reference_topics": topics},
         ],
     )
-    done = _convoeval(
+    done = convoeval(
         "simulate",
         "support.jsonl",
         *_sides(sim),
@@ -78,7 +73,7 @@ def test_one_command_simulates_scores_and_reports(sim: SimServer, tmp_path: Path
     assert all(isinstance(r["scores"]["conversation_relevancy"], float) for r in rows)
     assert (tmp_path / "report.html").stat().st_size > 0
     # The file is what `convoeval run` reads, as it is.
-    again = _convoeval(
+    again = convoeval(
         "run",
         "support.conversations.jsonl",
         "-m",
@@ -125,7 +120,7 @@ def test_resume_after_kill_does_not_play_finished_conversations_again(
     before_rerun = {
         tag: len(sim.bodies("user", tag)) + len(sim.bodies("bot", tag)) for tag in ("s1", "s2")
     }
-    done = _convoeval(*args, cwd=tmp_path)
+    done = convoeval(*args, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert [r["id"] for r in _lines(tmp_path / "c.jsonl")] == [f"scenario-{i}" for i in range(1, 5)]
     after = {
@@ -133,7 +128,7 @@ def test_resume_after_kill_does_not_play_finished_conversations_again(
     }
     assert after == before_rerun  # nothing of the finished conversations was sent again
     total = len(sim.requests)
-    finished = _convoeval(*args, cwd=tmp_path)
+    finished = convoeval(*args, cwd=tmp_path)
     assert finished.returncode == 0 and "simulated: 4 conversations" in finished.stdout
     assert "user model: 0 requests" in finished.stdout
     assert len(sim.requests) == total  # a finished simulation run again sends nothing
@@ -144,7 +139,7 @@ def test_failed_conversations_exit_4_and_are_played_again_on_request(
 ) -> None:
     _scenarios(tmp_path / "s.jsonl", [{"scenario": "s1 goal after 1"}, {"scenario": "s2 garbage"}])
     args = ["simulate", "s.jsonl", *_sides(sim), "-o", "c.jsonl", "-q"]
-    done = _convoeval(*args, cwd=tmp_path)
+    done = convoeval(*args, cwd=tmp_path)
     assert done.returncode == 4, done.stderr
     assert "1 conversation failed:" in done.stderr
     assert (
@@ -152,7 +147,7 @@ def test_failed_conversations_exit_4_and_are_played_again_on_request(
     )
     assert "--retry-failed" in done.stderr
     assert len(_lines(tmp_path / "c.jsonl")) == 1
-    kept = _convoeval(*args, cwd=tmp_path)  # a failure is kept, as a failed row of `run` is
+    kept = convoeval(*args, cwd=tmp_path)  # a failure is kept, as a failed row of `run` is
     assert kept.returncode == 4 and sim.count("user", "s2") == 2
     sim.user = lambda prompt, body: json.dumps(
         {
@@ -161,7 +156,7 @@ def test_failed_conversations_exit_4_and_are_played_again_on_request(
             "reason": "r",
         }
     )
-    retried = _convoeval(*args, "--retry-failed", cwd=tmp_path)
+    retried = convoeval(*args, "--retry-failed", cwd=tmp_path)
     assert retried.returncode == 0, retried.stderr
     assert [r["metadata"]["simulation"]["stop"] for r in _lines(tmp_path / "c.jsonl")] == [
         "goal_reached",
@@ -174,7 +169,7 @@ def test_bad_scenarios_are_listed_before_anything_is_sent(sim: SimServer, tmp_pa
     (tmp_path / "s.jsonl").write_text(
         '{"scenario": "s1 goal after 1"}\n{"scenario": "  "}\n{"scenrio": "typo"}\n'
     )
-    done = _convoeval("simulate", "s.jsonl", *_sides(sim), cwd=tmp_path)
+    done = convoeval("simulate", "s.jsonl", *_sides(sim), cwd=tmp_path)
     assert done.returncode == 2
     assert (
         "s.jsonl:2: scenario: Value error, must say what the user wants (it is blank)"
@@ -187,7 +182,7 @@ def test_bad_scenarios_are_listed_before_anything_is_sent(sim: SimServer, tmp_pa
 def test_a_bot_that_is_down_stops_the_command_at_once(sim: SimServer, tmp_path: Path) -> None:
     _scenarios(tmp_path / "s.jsonl", [{"scenario": "s1 goal after 1"}])
     sim.close()
-    done = _convoeval("simulate", "s.jsonl", *_sides(sim), cwd=tmp_path)
+    done = convoeval("simulate", "s.jsonl", *_sides(sim), cwd=tmp_path)
     assert done.returncode == 2
     assert "cannot reach the user model openai/user-model" in done.stderr
     assert "nothing was sent" in done.stderr
@@ -195,7 +190,7 @@ def test_a_bot_that_is_down_stops_the_command_at_once(sim: SimServer, tmp_path: 
 
 def test_name_the_bot_once(sim: SimServer, tmp_path: Path) -> None:
     _scenarios(tmp_path / "s.jsonl", [{"scenario": "s1 goal after 1"}])
-    both = _convoeval("simulate", "s.jsonl", *_sides(sim), "--bot-url", sim.bot_url, cwd=tmp_path)
+    both = convoeval("simulate", "s.jsonl", *_sides(sim), "--bot-url", sim.bot_url, cwd=tmp_path)
     assert both.returncode == 2 and "name the bot once" in both.stderr
     assert sim.requests == []
 
@@ -205,7 +200,7 @@ def test_a_python_function_as_the_bot_with_trials(sim: SimServer, tmp_path: Path
         "def answer(messages):\n    return 'echo: ' + messages[-1].content\n"
     )
     _scenarios(tmp_path / "s.jsonl", [{"scenario": "s1 goal after 1"}])
-    done = _convoeval(
+    done = convoeval(
         "simulate",
         "s.jsonl",
         "--bot-callable",
@@ -241,7 +236,7 @@ def test_the_bots_api_key_is_sent_but_never_written_or_shown(
     sim.http_bot = lambda body: (401, f"invalid key {sim.auth[-1]}")
     _scenarios(tmp_path / "s.jsonl", [{"scenario": "s1 goal after 1"}])
     env = {**os.environ, "MY_BOT_KEY": secret}
-    done = _convoeval(
+    done = convoeval(
         "simulate",
         "s.jsonl",
         "--bot-url",
@@ -274,7 +269,7 @@ def test_a_refused_key_exits_5_and_says_so(fault_server: Any, tmp_path: Path) ->
     fault_server.error(401, "Incorrect API key provided").forever()
     fault_server.models_answer(401, "Incorrect API key provided")
     _scenarios(tmp_path / "s.jsonl", [{"scenario": "s1 goal after 1"}])
-    done = _convoeval(
+    done = convoeval(
         "simulate", "s.jsonl", *_python_bot(tmp_path), "--user-model", "openai/user-model",
         "--base-url", fault_server.url, "--api-key", "sk-refused-31f", "--no-cache",
         cwd=tmp_path,
@@ -306,7 +301,7 @@ def test_a_bug_exits_6_with_its_traceback(tmp_path: Path) -> None:
 def test_price_is_read_by_the_shared_option(sim: SimServer, tmp_path: Path) -> None:
     _scenarios(tmp_path / "s.jsonl", [{"scenario": "s1 goal after 1"}])
     for bad in ("user-model=1", "user-model=-1,2"):
-        done = _convoeval("simulate", "s.jsonl", *_sides(sim), "--price", bad, cwd=tmp_path)
+        done = convoeval("simulate", "s.jsonl", *_sides(sim), "--price", bad, cwd=tmp_path)
         assert done.returncode == 2, done.stderr
         assert "Invalid value for --price: " in done.stderr, done.stderr
     assert sim.requests == []

@@ -16,6 +16,8 @@ from typing import Any
 
 from _sim_server import BOT_MODEL, USER_MODEL, SimServer, default_user
 
+from _cli import convoeval
+
 DOC = Path(__file__).resolve().parents[2] / "docs" / "simulation.md"
 #: The user model, without the answer cache (a later test's server may get an earlier one's port).
 USER = ["--no-cache", "--user-model", f"openai/{USER_MODEL}"]
@@ -27,13 +29,6 @@ def _block_after(marker: str) -> str:
     found = re.search(re.escape(marker) + r".*?```python\n(.*?)```", text, re.DOTALL)
     assert found, marker
     return found.group(1)
-
-
-def _convoeval(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "convoeval.cli", *args]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, env=env)
 
 
 def _scenarios(folder: Path) -> None:
@@ -49,7 +44,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 def test_the_python_function_bot_of_the_page(sim: SimServer, tmp_path: Path) -> None:
     (tmp_path / "mybot.py").write_text(_block_after("`mybot.py`:"))
     _scenarios(tmp_path)
-    done = _convoeval(
+    done = convoeval(
         "simulate",
         "scenarios.jsonl",
         "--bot-callable",
@@ -78,7 +73,7 @@ def test_the_plain_json_bot_of_the_page(sim: SimServer, tmp_path: Path) -> None:
         command = re.search(r"convoeval simulate scenarios.jsonl --bot-url \S+", DOC.read_text())
         assert command is not None
         url = command.group(0).split()[-1].replace("8900", str(port))
-        done = _convoeval(
+        done = convoeval(
             "simulate",
             "scenarios.jsonl",
             "--bot-url",
@@ -113,7 +108,7 @@ def test_the_openai_compatible_bot_options(sim: SimServer, tmp_path: Path) -> No
     tools = [{"type": "function", "function": {"name": "refund", "parameters": {"type": "object"}}}]
     (tmp_path / "tools.json").write_text(json.dumps(tools))
     _scenarios(tmp_path)
-    done = _convoeval(
+    done = convoeval(
         "simulate",
         "scenarios.jsonl",
         "--bot",
@@ -149,7 +144,7 @@ def test_score_is_judged_by_the_user_model_when_no_judge_is_named(
 
     sim.user = user
     _scenarios(tmp_path)
-    done = _convoeval(
+    done = convoeval(
         "simulate",
         "scenarios.jsonl",
         "--bot",

@@ -34,6 +34,7 @@ from convoeval.judges.spec import (
 )
 
 if TYPE_CHECKING:
+    from convoeval.judges.gguf.judge import GGUFJudge
     from convoeval.judges.openai.batch import OpenAIBatchJudge
     from convoeval.judges.openai.judge import OpenAIJudge
 
@@ -42,6 +43,8 @@ def __getattr__(name: str) -> Any:
     # httpx, the openai SDK and the backends load only when a judge needs them.
     if name == "OpenAIJudge":
         return importlib.import_module("convoeval.judges.openai.judge").OpenAIJudge
+    if name == "GGUFJudge":
+        return importlib.import_module("convoeval.judges.gguf.judge").GGUFJudge
     if name == "OpenAIBatchJudge":
         return importlib.import_module("convoeval.judges.openai.batch").OpenAIBatchJudge
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -50,6 +53,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "Answer",
     "FakeJudge",
+    "GGUFJudge",
     "Judge",
     "JudgeAuthError",
     "JudgeCache",
@@ -67,7 +71,8 @@ __all__ = [
 
 
 def resolve_judge(spec: Judge | str | Sequence[Judge | str] | None, **options: Any) -> Judge:
-    """Turn a judge spec (None or 'offline', 'PROVIDER/MODEL', a Judge) into a judge; a list
+    """Turn a judge spec (None or 'offline', 'PROVIDER/MODEL', 'gguf:PATH', a Judge) into a
+    judge (`gguf:` runs a local GGUF file in this process: docs/judges.md); a list
     of two or more specs into a `JudgePanel` of them (a list of one is that one judge).
 
     `options` (base_url, api_key, concurrency, cache, timeout, retry_budget, seed, max_tokens,

@@ -142,6 +142,8 @@ def _estimate(
     kind = judge.get("judge") or judge.get("kind")
     if kind == "offline":
         return 0.0, "the offline judge runs locally"
+    if kind == "gguf":
+        return 0.0, "the gguf judge runs locally (llama.cpp in this process)"
     price, note = _price_for(judge, prices)
     if price is None:
         return None, note

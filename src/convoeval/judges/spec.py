@@ -1,4 +1,4 @@
-"""One judge from one `--judge` spec: 'offline', 'PROVIDER/MODEL' or a Judge instance, with
+"""One judge from one `--judge` spec: 'offline', 'PROVIDER/MODEL', 'gguf:PATH' or a Judge, with
 the options an LLM judge takes. `resolve_judge` (the package) adds lists, which make a panel."""
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ _FORMS = (
     f"{' or '.join(repr(p) for p in PROVIDERS)} (e.g. 'openai/gpt-4o-mini', any "
     "OpenAI-compatible server; 'openai/MODEL@http://HOST:PORT/v1' on its own server, and "
     "'...#KEY_VARIABLE' with its own key from that environment variable, 'openai/MODEL "
-    "timeout=30 max_tokens=400' with its own options), a Judge instance, "
+    "timeout=30 max_tokens=400' with its own options), 'gguf:PATH' (a local GGUF model "
+    "that llama.cpp runs in this process; 'gguf:PATH threads=4 ctx=4096'), a Judge instance, "
     "or a list of these (a judge panel)"
 )
 OPTIONS = frozenset(
@@ -64,6 +65,10 @@ def resolve_one(spec: Judge | str | None, **options: Any) -> Judge:
             return spec
         raise JudgeSpecError(f"cannot use {spec!r} as a judge; accepted forms: {_FORMS}")
     text = "offline" if spec is None else spec.strip()
+    if text[:5].lower() == "gguf:":  # a local file, whose path may hold spaces
+        from convoeval.judges.gguf import from_spec
+
+        return from_spec(text, options, _own_options)
     text, options = _own_options(text, options)
     if text.lower() == "offline":
         if options.get("batch"):

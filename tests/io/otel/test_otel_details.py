@@ -7,13 +7,12 @@ from __future__ import annotations
 import gzip
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 from _otlp import T1, T2, chat, parts, request, sid, span, tool_call, tool_response, write_lines
 from test_otel_conventions import flat, only
 
+from _cli import convoeval
 from convoeval.io import read_records
 
 HELLO = [("human", "hi"), ("ai", "hello")]
@@ -101,8 +100,7 @@ def test_the_tool_result_the_model_saw_wins(tmp_path: Path) -> None:
 def test_validate_prints_the_gaps_and_passes(tmp_path: Path) -> None:
     blind = span(T1, 2, "chat", 5, {"gen_ai.operation.name": "chat"})
     write_lines(tmp_path / "traces.jsonl", request(_hello(), blind))
-    command = [sys.executable, "-m", "convoeval.cli", "validate", "traces.jsonl"]
-    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = convoeval("validate", "traces.jsonl", cwd=tmp_path, timeout=120)
     assert (done.returncode, done.stdout) == (0, "1 record, all valid\n")
     assert done.stderr == (
         f"traces.jsonl:1: gap: trace {T1}, span {sid(2)} (line 1): a model call with no "

@@ -15,6 +15,7 @@ import pytest
 from _instrumented_bot import ANSWERS, SESSION, SYSTEM, TURNS, WEATHER
 from test_otel_conventions import flat, only
 
+from _cli import convoeval
 from convoeval import evaluate
 
 HERE = Path(__file__).resolve().parent
@@ -40,11 +41,6 @@ def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         done = subprocess.run(command, capture_output=True, text=True, timeout=180)
         assert done.returncode == 0, done.stderr
     return {mode: folder / f"{mode}.jsonl" for mode in MODES}
-
-
-def _convoeval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "convoeval.cli", *args]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -79,9 +75,9 @@ def test_the_pretty_printed_json_export_reads_the_same(exports: dict[str, Path])
 
 def test_validate_and_run_score_the_export(exports: dict[str, Path], tmp_path: Path) -> None:
     shutil.copy(exports["genai"], tmp_path / "traces.jsonl")
-    done = _convoeval("validate", "traces.jsonl", cwd=tmp_path)
+    done = convoeval("validate", "traces.jsonl", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (0, "1 record, all valid\n", "")
-    done = _convoeval("run", "traces.jsonl", "-m", "conversation_relevancy", "-q", cwd=tmp_path)
+    done = convoeval("run", "traces.jsonl", "-m", "conversation_relevancy", "-q", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     rows = [
         json.loads(line) for line in (tmp_path / "traces.results.jsonl").read_text().splitlines()
@@ -109,11 +105,11 @@ def test_skip_invalid_scores_the_rest_and_lists_the_bad(
     data = tmp_path / "traces.jsonl"
     no_trace_id = {"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "00f067aa0ba902b7"}]}]}]}
     data.write_text(exports["openinference"].read_text() + json.dumps(no_trace_id) + "\n")
-    done = _convoeval("validate", "traces.jsonl", "--format", "otel", cwd=tmp_path)
+    done = convoeval("validate", "traces.jsonl", "--format", "otel", cwd=tmp_path)
     assert done.returncode == 1
     assert done.stdout == "2 records, 1 invalid\n"
     assert done.stderr.startswith("traces.jsonl:2: ")
-    done = _convoeval(
+    done = convoeval(
         "run", "traces.jsonl", "--format", "otel", "-m", "conversation_relevancy", "--skip-invalid",
         cwd=tmp_path,
     )  # fmt: skip

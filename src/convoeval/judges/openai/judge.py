@@ -327,7 +327,7 @@ class OpenAIJudge(LLMJudge):
             if retry_budget <= 0:
                 raise JudgeConfigError(f"retry_budget must be positive, not {retry_budget:g}")
             policy = replace(policy, max_total_s=retry_budget)
-        self._backend = OpenAIChatBackend(
+        self._backend = self._chat_backend(
             model,
             base_url=url,
             api_key=key,
@@ -384,6 +384,10 @@ class OpenAIJudge(LLMJudge):
     def output_limit(self) -> int | None:
         """The most tokens one answer may have (`max_tokens`; None: no limit set)."""
         return self.max_tokens
+
+    def _chat_backend(self, model: str, **settings: Any) -> OpenAIChatBackend:
+        """The backend this judge asks through (a subclass may serve its own: judges/gguf/)."""
+        return OpenAIChatBackend(model, **settings)
 
     @property
     def chat(self) -> OpenAIChatBackend:

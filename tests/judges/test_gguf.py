@@ -1,0 +1,184 @@
+"""The `gguf:` judge without a model: its spec, its errors (as the command line shows them, exit
+code 2), its answers cached under the file's hash, and `convoeval metrics` naming it."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from convoeval.errors import UsageError
+from convoeval.judges import JudgeConfigError, JudgeError, resolve_judge
+from convoeval.judges.gguf import split_spec
+from convoeval.judges.gguf.judge import GGUFJudge
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "support.jsonl"
+pytest.importorskip("xllamacpp")
+
+
+def _fake_gguf(path: Path, body: bytes = b"\0" * 64) -> Path:
+    """A file with the GGUF magic bytes and no model in it (llama.cpp cannot load it)."""
+    path.write_bytes(b"GGUF" + body)
+    return path
+
+
+def _convoeval(*args: str, cwd: Path, code: str = "") -> subprocess.CompletedProcess[str]:
+    """The command line in a fresh interpreter; `code` runs first (e.g. to hide a package)."""
+    script = f"{code}\nimport sys\nfrom convoeval.cli import main\nsys.exit(main())"
+    command = [sys.executable, "-c", script, *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def test_the_spec_takes_server_options_after_a_path_that_may_hold_spaces() -> None:
+    path, server, others = split_spec("gguf:/my models/m.gguf threads=2 ctx=4096 timeout=30")
+    assert (path, server, others) == (
+        "/my models/m.gguf",
+        {"threads": 2, "ctx": 4096},
+        ["timeout=30"],
+    )
+    assert split_spec("gguf:m.gguf") == ("m.gguf", {}, [])
+    with pytest.raises(UsageError, match="threads must be a whole number of at least 1"):
+        split_spec("gguf:m.gguf threads=0")
+
+
+def test_a_spec_builds_the_judge_with_its_options(tmp_path: Path) -> None:
+    folder = tmp_path / "my models"
+    folder.mkdir()
+    gguf = _fake_gguf(folder / "m.gguf")
+    judge = resolve_judge(
+        f"gguf:{gguf} threads=3 ctx=1024 concurrency=4 max_tokens=50",
+        timeout=9.0,
+        base_url="http://127.0.0.1:9/v1",  # an OpenAI endpoint's option: not this judge's
+        api_key="sk-not-for-gguf",
+        concurrency=16,  # the run's limit: a gguf judge's requests at once are its own
+    )
+    assert isinstance(judge, GGUFJudge)
+    described = judge.describe()
+    assert described["kind"] == "gguf"
+    assert (described["threads"], described["ctx"], described["concurrency"]) == (3, 1024, 4)
+    assert (described["max_tokens"], described["timeout"]) == (50, 9.0)
+    assert described["file"] == str(gguf)
+    assert judge.chat.secrets() == ()
+    default = resolve_judge(f"gguf:{gguf}").describe()
+    assert (default["ctx"], default["concurrency"], default["max_tokens"]) == (4096, 2, 1000)
+    assert default["timeout"] == 300.0
+    with pytest.raises(UsageError, match="is not KEY=VALUE"):
+        resolve_judge(f"gguf:{gguf} colour=2")
+    with pytest.raises(JudgeConfigError, match="drop --batch"):
+        resolve_judge(f"gguf:{gguf}", batch=True)
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (lambda d: d / "absent.gguf", "no such file; give the path of a GGUF model file"),
+        (lambda d: d, "is a folder; give the path of a .gguf file in it"),
+        (
+            lambda d: (d / "notes.gguf", (d / "notes.gguf").write_text("hello"))[0],
+            "is not a GGUF file (it does not start with the bytes 'GGUF')",
+        ),
+    ],
+    ids=["missing", "folder", "not-gguf"],
+)
+def test_a_bad_file_is_one_line_and_exit_code_2(tmp_path: Path, make: Any, says: str) -> None:
+    path = make(tmp_path)
+    done = _convoeval(
+        "run",
+        str(EXAMPLES),
+        "-m",
+        "user_frustration",
+        "--judge",
+        f"gguf:{path}",
+        "-o",
+        "r.jsonl",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and says in errors[0], done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_extra_missing_is_one_line_saying_what_to_install(tmp_path: Path) -> None:
+    gguf = _fake_gguf(tmp_path / "m.gguf")
+    hide = "import sys; sys.modules['xllamacpp'] = None  # import xllamacpp fails"
+    done = _convoeval(
+        "run",
+        str(EXAMPLES),
+        "-m",
+        "user_frustration",
+        "--judge",
+        f"gguf:{gguf}",
+        "-o",
+        "r.jsonl",
+        cwd=tmp_path,
+        code=hide,
+    )
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "pip install 'convoeval[local]'" in errors[0], done.stderr
+
+
+def test_a_file_llama_cpp_cannot_load_stops_the_run_before_scoring(tmp_path: Path) -> None:
+    gguf = _fake_gguf(tmp_path / "broken.gguf")
+    done = _convoeval(
+        "run",
+        str(EXAMPLES),
+        "-m",
+        "user_frustration",
+        "--judge",
+        f"gguf:{gguf}",
+        "-o",
+        "r.jsonl",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"error: llama.cpp could not load {gguf}" in done.stderr
+    assert not (tmp_path / "r.jsonl").exists() or not (tmp_path / "r.jsonl").read_text().strip()
+
+
+def test_answers_are_cached_under_the_files_hash_not_its_path(
+    tmp_path: Path, verdict_step: Any
+) -> None:
+    first = _fake_gguf(tmp_path / "a.gguf")
+    moved = tmp_path / "elsewhere" / "renamed.gguf"
+    moved.parent.mkdir()
+    shutil.copy(first, moved)
+    other = _fake_gguf(tmp_path / "b.gguf", b"\1" * 64)  # another file (same size)
+    inputs = {"statement": "water is wet"}
+    judge = resolve_judge(f"gguf:{first}")
+    assert isinstance(judge, GGUFJudge) and judge.cache is not None
+    schema = verdict_step.request_schema(inputs, reason_first=False)
+    key = judge._cache_key(verdict_step, verdict_step.render(inputs), schema, judge.chat.sampling())
+    judge.cache.put(key, '{"verdict": true, "label": "yes"}')
+
+    async def ask(path: Path) -> Any:
+        asked = resolve_judge(f"gguf:{path}")
+        try:
+            return await asked.run(verdict_step, inputs)
+        finally:
+            await asked.aclose()
+
+    answer = asyncio.run(ask(moved))  # the same bytes elsewhere: answered from the cache
+    assert answer.output.verdict is True and answer.usage.cached == 1
+    assert answer.usage.requests == 0
+    with pytest.raises(JudgeError, match=r"llama\.cpp could not load"):
+        asyncio.run(ask(other))  # other bytes: asked, so the server is started (and fails)
+
+
+def test_metrics_lists_which_judges_run_each_metric(tmp_path: Path) -> None:
+    done = _convoeval("metrics", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["metric", "judges", "class"]
+    rows = {line.split()[0]: line for line in lines[1:] if line and not line.startswith(" ")}
+    assert "  gguf, any LLM  " in rows["user_frustration"]
+    assert "  offline, gguf, any LLM  " in rows["turn_relevancy"]
+    assert "  none needed  " in rows["tool_call_f1"]
+    assert "gguf is a local GGUF model run in this process (--judge gguf:PATH" in done.stdout

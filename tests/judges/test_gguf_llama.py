@@ -1,0 +1,111 @@
+"""Every metric that asks a judge, through `gguf:` on the SmolLM2 file the suite installs, in one
+run (one llama.cpp start): a score or a recorded judge failure for every pair, never a crash or
+a hang, and no connection that leaves 127.0.0.1 (an audit hook sees every socket connect of this
+process). Plumbing, not verdict quality: a 135M model judges nothing well."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from pathlib import Path
+from typing import Any, ClassVar
+from urllib.parse import urlsplit
+
+import pytest
+
+from convoeval import MultiTurnSample, evaluate
+from convoeval.judges import resolve_judge
+from convoeval.judges.gguf.judge import GGUFJudge
+from convoeval.metrics import METRICS, Ask, Metric, MetricResult, describe_metrics
+
+#: Addresses this process connected to while `_WATCHING` holds True.
+_CONNECTS: list[Any] = []
+_WATCHING = [False]
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if event == "socket.connect" and _WATCHING[0]:
+        _CONNECTS.append(args[1])
+
+
+sys.addaudithook(_audit)  # audit hooks cannot be removed: it records only while watching
+
+SAMPLE = {
+    "id": "order",
+    "user_input": [
+        {"type": "human", "content": "Where is my order VB-1042? I'm Ana."},
+        {
+            "type": "ai",
+            "content": "",
+            "tool_calls": [{"name": "get_order", "args": {"order_id": "VB-1042"}, "id": "c1"}],
+        },
+        {"type": "tool", "content": '{"status": "in_transit"}', "tool_call_id": "c1"},
+        {"type": "ai", "content": "Ana, VB-1042 is in transit."},
+    ],
+    "reference": "The user learns the order is in transit.",
+    "reference_topics": ["orders"],
+    "chatbot_role": "a polite shop assistant",
+    "rubrics": {"1": "unhelpful", "2": "helpful"},
+}
+
+
+@pytest.mark.llm
+def test_every_judge_metric_runs_through_gguf_on_loopback_only(
+    smollm2_gguf: Path, tmp_path: Path
+) -> None:
+    names = [m["name"] for m in describe_metrics() if m["uses_judge"]]
+    metrics: list[Any] = [n for n in names if n not in ("aspect_critic", "conversational_geval")]
+    metrics += [
+        METRICS["aspect_critic"](definition="Is the reply polite?"),
+        METRICS["conversational_geval"](criteria="Is the reply correct?"),
+    ]
+    judge = resolve_judge(f"gguf:{smollm2_gguf} threads=1 ctx=2048 max_tokens=40")
+    assert isinstance(judge, GGUFJudge)
+    _WATCHING[0] = True
+    try:
+        result = evaluate(
+            [SAMPLE], metrics, judge, output=tmp_path / "r.jsonl", show_progress=False, timeout=60
+        )
+    finally:
+        _WATCHING[0] = False
+    _assert_stopped(judge)
+    row = next(iter(result.rows()))
+    assert sorted(row["scores"]) == sorted(names)
+    for name in names:  # a score, or a judge failure recorded with its reason
+        assert row["scores"][name] is not None or row["errors"].get(name), (name, row)
+    hosts = {address[0] for address in _CONNECTS if isinstance(address, tuple)}
+    assert hosts == {"127.0.0.1"}, hosts
+    assert result.meta["judge"]["kind"] == "gguf"
+    assert result.usage.requests > 0
+    assert result.cost() == (0.0, "the gguf judge runs locally (llama.cpp in this process)")
+
+
+def _assert_stopped(judge: GGUFJudge) -> None:
+    """The judge's llama.cpp server is stopped: nothing listens on its port any more."""
+    assert not judge.server.running
+    port = urlsplit(judge.chat.base_url).port
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port or 0), timeout=5).close()
+
+
+class _Interrupted(Metric):
+    """Test metric (not registered): Ctrl-C while it scores (the judge's server has started)."""
+
+    name: ClassVar[str] = "interrupted"
+    required: ClassVar[tuple[str, ...]] = ("user_input",)
+    uses_judge: ClassVar[bool] = True
+
+    async def _score(self, sample: MultiTurnSample, ask: Ask) -> MetricResult:
+        raise KeyboardInterrupt
+
+
+@pytest.mark.llm
+def test_an_interrupted_run_stops_the_server(smollm2_gguf: Path, tmp_path: Path) -> None:
+    judge = resolve_judge(f"gguf:{smollm2_gguf} threads=1 ctx=512")
+    assert isinstance(judge, GGUFJudge)
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(
+            [SAMPLE], [_Interrupted()], judge, output=tmp_path / "r.jsonl", show_progress=False
+        )
+    assert judge.chat.base_url.startswith("http://127.0.0.1:")  # it had started
+    _assert_stopped(judge)
