@@ -229,7 +229,7 @@ def test_an_exchange_that_cannot_fit_alone_fails_unsent(judge_server: JudgeServe
     )
     assert result.value is None and result.error is not None
     assert "one exchange alone needs about" in result.error["message"]
-    assert "context window 100" in result.error["message"]
+    assert "more than the judge's context window of 100 tokens" in result.error["message"]
     assert judge_server.bodies == [] and result.usage.requests == 0
 
 
@@ -265,6 +265,15 @@ def test_user_frustration_is_judged_in_parts_that_fit(judge_server: JudgeServer)
     assert result.error is None and result.value == 1.0
     assert result.usage.requests == len(judge_server.bodies) >= 2
     assert len(result.details["verdicts"]) == result.usage.requests  # one verdict per part
+
+
+def test_a_reply_whose_answer_allowance_exceeds_max_tokens_is_asked_alone(
+    judge_server: JudgeServer,
+) -> None:
+    judge = _judge(judge_server, max_tokens=40)  # less than one verdict's allowance
+    result = RoleAdherence().score_sync(SAMPLE, judge=judge)
+    assert result.error is None and result.value == 1.0
+    assert [len(_keys(b)) for b in judge_server.bodies] == [1] * 6
 
 
 def test_aspect_critic_is_not_split(judge_server: JudgeServer) -> None:
@@ -305,7 +314,9 @@ def test_the_docs_state_the_allowances_the_code_uses() -> None:
         and "`openai/MODEL context=4096`" in section
     )
     assert "fails the metric with a message saying so, and nothing is sent" in section
+    assert "one that fits only without its whole allowance is asked alone" in section
     assert "A judge panel and the offline judge set no limit." in section
+    assert "A `gguf:PATH` judge sizes requests to its own `ctx`." in section
     assert (
         "Aspect critic, rubrics scores, agent goal accuracy and tool use are not split" in section
     )
@@ -325,6 +336,13 @@ def test_a_small_llama_cpp_context_splits_the_conversation(
     assert result.error is None and result.value is not None
     assert [v["exchange"] for v in result.details["verdicts"]] == [0, 1]
     assert result.usage.requests == 2  # the request count shows the split
+
+
+def test_a_gguf_judge_sizes_requests_to_its_own_context(smollm2_gguf: Path) -> None:
+    from convoeval.judges.gguf.judge import GGUFJudge
+
+    judge = GGUFJudge(smollm2_gguf, ctx=1024, cache=False)  # not started: nothing is read
+    assert asyncio.run(judge.context_limit()) == 1024 and not judge.server.running
 
 
 def test_the_judge_spec_takes_the_context() -> None:
