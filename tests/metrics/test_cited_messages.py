@@ -96,7 +96,7 @@ def test_the_schema_lists_exactly_the_user_messages(
     ]
     assert len(asked) == 1  # answered at once, no re-ask
     _, cited = _cited_field(asked[0]["response_format"]["json_schema"]["schema"])
-    assert cited == {"enum": USERS}
+    assert cited == {"type": "integer", "enum": USERS}
 
 
 def test_each_part_of_a_long_conversation_lists_its_own_user_messages() -> None:

@@ -25,7 +25,9 @@ import pytest
 
 from convoeval import AIMessage, HumanMessage, MultiTurnSample
 from convoeval.judges import OpenAIJudge, resolve_judge
+from convoeval.judges.core.endpoints import EndpointRegistry
 from convoeval.metrics import (
+    AspectCritic,
     ConversationRelevancy,
     KnowledgeRetention,
     RoleAdherence,
@@ -120,6 +122,8 @@ def _answer(body: dict[str, Any]) -> dict[str, Any]:
         return {
             "topics": [{"topic": f"subject {m}", "message_index": m, "quote": "q"} for m in cited]
         }
+    if "verdict" in props:  # aspect critic
+        return {"reason": "polite", "verdict": 1}
     if "frustration" in props:
         return {"frustration": "none", "first_message": None, "reason": "calm"}
     keys = props["verdicts"]["required"]
@@ -225,7 +229,7 @@ def test_an_exchange_that_cannot_fit_alone_fails_unsent(judge_server: JudgeServe
     )
     assert result.value is None and result.error is not None
     assert "one exchange alone needs about" in result.error["message"]
-    assert "context window 100" in result.error["message"]
+    assert "more than the judge's context window of 100 tokens" in result.error["message"]
     assert judge_server.bodies == [] and result.usage.requests == 0
 
 
@@ -263,6 +267,31 @@ def test_user_frustration_is_judged_in_parts_that_fit(judge_server: JudgeServer)
     assert len(result.details["verdicts"]) == result.usage.requests  # one verdict per part
 
 
+def test_a_reply_whose_answer_allowance_exceeds_max_tokens_is_asked_alone(
+    judge_server: JudgeServer,
+) -> None:
+    judge = _judge(judge_server, max_tokens=40)  # less than one verdict's allowance
+    result = RoleAdherence().score_sync(SAMPLE, judge=judge)
+    assert result.error is None and result.value == 1.0
+    assert [len(_keys(b)) for b in judge_server.bodies] == [1] * 6
+
+
+def test_aspect_critic_is_not_split(judge_server: JudgeServer) -> None:
+    critic = AspectCritic(name="polite", definition="The assistant is polite.")
+    result = critic.score_sync(SAMPLE, judge=_judge(judge_server, context_window=100))
+    assert result.error is None and result.usage.requests == 1
+
+
+def test_only_the_documented_metrics_size_their_requests() -> None:
+    """Aspect critic, rubrics, agent goal accuracy and tool use never call `fitted`."""
+    import inspect
+
+    from convoeval.metrics import agent_goal_accuracy, aspect_critic, rubrics, tool_use
+
+    for module in (agent_goal_accuracy, aspect_critic, rubrics, tool_use):
+        assert "fitted" not in inspect.getsource(module), module.__name__
+
+
 def test_judges_without_limits_are_not_split() -> None:
     from convoeval.judges import JudgePanel
     from convoeval.judges.fake import FakeJudge
@@ -285,7 +314,12 @@ def test_the_docs_state_the_allowances_the_code_uses() -> None:
         and "`openai/MODEL context=4096`" in section
     )
     assert "fails the metric with a message saying so, and nothing is sent" in section
+    assert "one that fits only without its whole allowance is asked alone" in section
     assert "A judge panel and the offline judge set no limit." in section
+    assert "A `gguf:PATH` judge sizes requests to its own `ctx`." in section
+    assert (
+        "Aspect critic, rubrics scores, agent goal accuracy and tool use are not split" in section
+    )
 
 
 @pytest.mark.llm
@@ -304,9 +338,17 @@ def test_a_small_llama_cpp_context_splits_the_conversation(
     assert result.usage.requests == 2  # the request count shows the split
 
 
+def test_a_gguf_judge_sizes_requests_to_its_own_context(smollm2_gguf: Path) -> None:
+    from convoeval.judges.gguf.judge import GGUFJudge
+
+    judge = GGUFJudge(smollm2_gguf, ctx=1024, cache=False)  # not started: nothing is read
+    assert asyncio.run(judge.context_limit()) == 1024 and not judge.server.running
+
+
 def test_the_judge_spec_takes_the_context() -> None:
     judge = resolve_judge("openai/m context=1024", base_url="http://127.0.0.1:9/v1")
     assert isinstance(judge, OpenAIJudge) and judge.context_window == 1024
     judge = resolve_judge("openai/m", base_url="http://127.0.0.1:9/v1", context=512)
     assert isinstance(judge, OpenAIJudge) and judge.context_window == 512
-    assert judge.recipe().context_window == 512
+    again = OpenAIJudge.from_recipe(judge.recipe(), EndpointRegistry(), 4)  # a Ray worker's
+    assert again.context_window == 512

@@ -29,8 +29,11 @@ class CitedMessages:
         schema = copy.deepcopy(base)
         ref = schema["properties"][self.items]["items"]["$ref"]
         item = schema["$defs"][ref.rsplit("/", 1)[-1]]
-        # the enum alone (no "type"): every value it lists is an integer already
-        item["properties"][self.field] = {"enum": list(getattr(inputs, self.citable))}
+        # the type kept beside the enum: OpenAI's strict mode asks every schema for its type
+        item["properties"][self.field] = {
+            "type": "integer",
+            "enum": list(getattr(inputs, self.citable)),
+        }
         return schema
 
     def decode(self, inputs: Any, data: Any) -> Any:

@@ -73,22 +73,17 @@ async def fitted(
         start = 0
         while start < len(run):
             end = start + 1
-            if not fits(run[start:end]):
-                prompt, answer = need(run[start:end])
+            prompt, _ = need(run[start:end])
+            if context is not None and prompt >= context:
                 raise JudgeError(
                     step.name,
-                    f"one {what} alone needs about {prompt} prompt tokens and {answer} for its "
-                    f"answer, more than the judge takes ({_limits(context, output)}); nothing "
-                    "was sent",
+                    f"one {what} alone needs about {prompt} prompt tokens, more than the "
+                    f"judge's context window of {context} tokens; nothing was sent",
                 )
+            # one unit whose answer allowance does not fit is still asked alone: 84 tokens a
+            # verdict is an allowance, not a measure
             while end < len(run) and fits(run[start : end + 1]):
                 end += 1
             fitted_runs.append(run[start:end])
             start = end
     return fitted_runs
-
-
-def _limits(context: int | None, output: int | None) -> str:
-    parts = [f"context window {context}" if context is not None else ""]
-    parts.append(f"max_tokens {output}" if output is not None else "")
-    return ", ".join(p for p in parts if p)

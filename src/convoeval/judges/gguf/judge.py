@@ -108,7 +108,7 @@ class GGUFJudge(OpenAIJudge):
             cache=cache,
             timeout=timeout,
             max_tokens=max_tokens,
-            **options,
+            **{"context_window": self.server.ctx, **options},  # its own: requests sized to it
         )
         self.name = f"gguf:{file.name}"
 
