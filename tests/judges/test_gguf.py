@@ -4,6 +4,7 @@ code 2), its answers cached under the file's hash, and `convoeval metrics` namin
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import subprocess
 import sys
@@ -182,3 +183,40 @@ def test_metrics_lists_which_judges_run_each_metric(tmp_path: Path) -> None:
     assert "  offline, gguf, any LLM  " in rows["turn_relevancy"]
     assert "  none needed  " in rows["tool_call_f1"]
     assert "gguf is a local GGUF model run in this process (--judge gguf:PATH" in done.stdout
+    from convoeval.metrics import describe_metrics
+
+    for info in describe_metrics():  # every metric that asks a judge can ask a gguf one
+        assert (" gguf, " in rows[info["name"]]) == bool(info["uses_judge"]), info["name"]
+
+
+def _section() -> str:
+    """docs/judges.md's gguf section, whitespace collapsed."""
+    text = (ROOT / "docs" / "judges.md").read_text(encoding="utf-8")
+    start = text.index("## A local GGUF file")
+    return " ".join(text[start:].split())
+
+
+def test_the_docs_state_the_defaults_errors_and_extra_the_code_has() -> None:
+    from convoeval.judges.gguf import judge, server
+
+    docs = _section()
+    assert f"| `ctx=N` | {judge.DEFAULT_CTX} |" in docs
+    assert f"| `concurrency=N` | {judge.DEFAULT_SLOTS} |" in docs
+    assert f"| `max_tokens=N` | {judge.DEFAULT_MAX_TOKENS} |" in docs
+    assert f"| `timeout=S` | {judge.DEFAULT_TIMEOUT:g} |" in docs
+    assert "| `threads=N` | half the logical CPUs, 1 to 4 |" in docs
+    cpus = os.cpu_count() or 2
+    assert server.default_threads() == max(1, min(4, cpus // 2))
+    assert server.INSTALL_HINT in docs
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'local = ["xllamacpp>=' in pyproject  # pip install 'convoeval[local]'
+
+
+def test_the_docs_table_of_local_models_is_the_benchmarks_one() -> None:
+    docs = (ROOT / "docs" / "judges.md").read_text(encoding="utf-8")
+    bench = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    section = docs[docs.index("### What a local model is worth") :]
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    assert len(rows) >= 5, rows
+    for row in rows:
+        assert row in bench, row
