@@ -66,6 +66,11 @@ def test_a_spec_builds_the_judge_with_its_options(tmp_path: Path) -> None:
     assert (described["max_tokens"], described["timeout"]) == (50, 9.0)
     assert described["file"] == str(gguf)
     assert judge.chat.secrets() == ()
+    more = resolve_judge(f"gguf:{gguf} retry_budget=5 seed=3 reason_first=true judge_samples=3")
+    assert isinstance(more, GGUFJudge)
+    assert (more.retry.max_total_s, more.seed, more.reason_first, more.samples) == (5, 3, True, 3)
+    assert resolve_judge(f"gguf:{gguf}", cache=False).cache is None  # --no-cache
+    assert GGUFJudge(gguf).describe() == resolve_judge(f"gguf:{gguf}").describe()
     default = resolve_judge(f"gguf:{gguf}").describe()
     assert (default["ctx"], default["concurrency"], default["max_tokens"]) == (4096, 2, 1000)
     assert default["timeout"] == 300.0
@@ -220,3 +225,5 @@ def test_the_docs_table_of_local_models_is_the_benchmarks_one() -> None:
     assert len(rows) >= 5, rows
     for row in rows:
         assert row in bench, row
+    script = (ROOT / "benchmarks" / "local_model.py").read_text(encoding="utf-8")
+    assert 'add_argument("--gguf"' in script  # measure your own file on the same rows
