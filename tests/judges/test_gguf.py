@@ -4,6 +4,8 @@ code 2), its answers cached under the file's hash, and `convoeval metrics` namin
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -227,3 +229,23 @@ def test_the_docs_table_of_local_models_is_the_benchmarks_one() -> None:
         assert row in bench, row
     script = (ROOT / "benchmarks" / "local_model.py").read_text(encoding="utf-8")
     assert 'add_argument("--gguf"' in script  # measure your own file on the same rows
+
+
+def test_the_files_hash_is_remembered_until_the_file_changes(
+    tmp_path: Path, _isolated_cache_dir: Path
+) -> None:
+    from convoeval.judges.gguf import file
+
+    gguf = _fake_gguf(tmp_path / "m.gguf")
+    real = file.file_sha256(gguf)
+    assert real == hashlib.sha256(gguf.read_bytes()).hexdigest()
+    memo = _isolated_cache_dir / file.MEMO
+    known = json.loads(memo.read_text(encoding="utf-8"))
+    assert list(known.values()) == [real]
+    file._DIGESTS.clear()  # as a new process: the digest comes from the memo, not the bytes
+    memo.write_text(json.dumps(dict.fromkeys(known, "f" * 64)), encoding="utf-8")
+    assert file.file_sha256(gguf) == "f" * 64
+    file._DIGESTS.clear()
+    gguf.write_bytes(b"GGUF" + b"\2" * 80)  # changed (size and time): hashed again
+    assert file.file_sha256(gguf) == hashlib.sha256(gguf.read_bytes()).hexdigest()
+    file._DIGESTS.clear()
