@@ -217,8 +217,8 @@ def test_the_docs_state_the_defaults_errors_and_extra_the_code_has() -> None:
     assert server.INSTALL_HINT in docs
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     assert (
-        f"`gguf:PATH`: a GGUF model file of yours, run by llama.cpp inside the run's own process (`{server.INSTALL_HINT}`)"
-        in readme
+        "`gguf:PATH`: a GGUF model file of yours, run by llama.cpp inside the run's own "
+        f"process (`{server.INSTALL_HINT}`)" in readme
     )
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert 'local = ["xllamacpp>=' in pyproject  # pip install 'convoeval[local]'
