@@ -34,7 +34,9 @@ reach_cache: dict[str, Any] | None = None
 def pytest_addoption(parser: pytest.Parser) -> None:
     """`--convoeval-judge SPEC` and the ini option `convoeval_judge`."""
     group = parser.getgroup("convoeval", "convoeval conversation scoring")
-    help_text = "judge for the convoeval_judge fixture: offline (default) or PROVIDER/MODEL"
+    help_text = (
+        "judge for the convoeval_judge fixture: offline (default), PROVIDER/MODEL or gguf:PATH"
+    )
     group.addoption("--convoeval-judge", dest="convoeval_judge", default=None, help=help_text)
     parser.addini("convoeval_judge", help_text, default="offline")
 

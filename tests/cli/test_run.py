@@ -47,7 +47,7 @@ def test_readme_command_scores_the_examples_and_writes_a_report(tmp_path: Path) 
     for name in ("topic_adherence", "conversation_relevancy", "tool_call_accuracy"):
         assert name in done.stdout
     skipped = [line for line in done.stderr.splitlines() if line.startswith("skipping ")]
-    needs = "needs an LLM judge (--judge openai/MODEL): agent_goal_accuracy, "
+    needs = "needs an LLM judge (--judge openai/MODEL or --judge gguf:PATH): agent_goal_accuracy, "
     llm_only = [line for line in skipped if needs in line]
     assert len(llm_only) == 1  # one line for every metric skipped for the same reason
     assert llm_only[0].startswith("skipping 10 metrics, each needs")

@@ -4,6 +4,9 @@ code 2), its answers cached under the file's hash, and `convoeval metrics` namin
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -65,6 +68,11 @@ def test_a_spec_builds_the_judge_with_its_options(tmp_path: Path) -> None:
     assert (described["max_tokens"], described["timeout"]) == (50, 9.0)
     assert described["file"] == str(gguf)
     assert judge.chat.secrets() == ()
+    more = resolve_judge(f"gguf:{gguf} retry_budget=5 seed=3 reason_first=true judge_samples=3")
+    assert isinstance(more, GGUFJudge)
+    assert (more.retry.max_total_s, more.seed, more.reason_first, more.samples) == (5, 3, True, 3)
+    assert resolve_judge(f"gguf:{gguf}", cache=False).cache is None  # --no-cache
+    assert GGUFJudge(gguf).describe() == resolve_judge(f"gguf:{gguf}").describe()
     default = resolve_judge(f"gguf:{gguf}").describe()
     assert (default["ctx"], default["concurrency"], default["max_tokens"]) == (4096, 2, 1000)
     assert default["timeout"] == 300.0
@@ -182,3 +190,67 @@ def test_metrics_lists_which_judges_run_each_metric(tmp_path: Path) -> None:
     assert "  offline, gguf, any LLM  " in rows["turn_relevancy"]
     assert "  none needed  " in rows["tool_call_f1"]
     assert "gguf is a local GGUF model run in this process (--judge gguf:PATH" in done.stdout
+    from convoeval.metrics import describe_metrics
+
+    for info in describe_metrics():  # every metric that asks a judge can ask a gguf one
+        assert (" gguf, " in rows[info["name"]]) == bool(info["uses_judge"]), info["name"]
+
+
+def _section() -> str:
+    """docs/judges.md's gguf section, whitespace collapsed."""
+    text = (ROOT / "docs" / "judges.md").read_text(encoding="utf-8")
+    start = text.index("## A local GGUF file")
+    return " ".join(text[start:].split())
+
+
+def test_the_docs_state_the_defaults_errors_and_extra_the_code_has() -> None:
+    from convoeval.judges.gguf import judge, server
+
+    docs = _section()
+    assert f"| `ctx=N` | {judge.DEFAULT_CTX} |" in docs
+    assert f"| `concurrency=N` | {judge.DEFAULT_SLOTS} |" in docs
+    assert f"| `max_tokens=N` | {judge.DEFAULT_MAX_TOKENS} |" in docs
+    assert f"| `timeout=S` | {judge.DEFAULT_TIMEOUT:g} |" in docs
+    assert "| `threads=N` | half the logical CPUs, 1 to 4 |" in docs
+    cpus = os.cpu_count() or 2
+    assert server.default_threads() == max(1, min(4, cpus // 2))
+    assert server.INSTALL_HINT in docs
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert (
+        "`gguf:PATH`: a GGUF model file of yours, run by llama.cpp inside the run's own "
+        f"process (`{server.INSTALL_HINT}`)" in readme
+    )
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'local = ["xllamacpp>=' in pyproject  # pip install 'convoeval[local]'
+
+
+def test_the_docs_table_of_local_models_is_the_benchmarks_one() -> None:
+    docs = (ROOT / "docs" / "judges.md").read_text(encoding="utf-8")
+    bench = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    section = docs[docs.index("### What a local model is worth") :]
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    assert len(rows) >= 5, rows
+    for row in rows:
+        assert row in bench, row
+    script = (ROOT / "benchmarks" / "local_model.py").read_text(encoding="utf-8")
+    assert 'add_argument("--gguf"' in script  # measure your own file on the same rows
+
+
+def test_the_files_hash_is_remembered_until_the_file_changes(
+    tmp_path: Path, _isolated_cache_dir: Path
+) -> None:
+    from convoeval.judges.gguf import file
+
+    gguf = _fake_gguf(tmp_path / "m.gguf")
+    real = file.file_sha256(gguf)
+    assert real == hashlib.sha256(gguf.read_bytes()).hexdigest()
+    memo = _isolated_cache_dir / file.MEMO
+    known = json.loads(memo.read_text(encoding="utf-8"))
+    assert list(known.values()) == [real]
+    file._DIGESTS.clear()  # as a new process: the digest comes from the memo, not the bytes
+    memo.write_text(json.dumps(dict.fromkeys(known, "f" * 64)), encoding="utf-8")
+    assert file.file_sha256(gguf) == "f" * 64
+    file._DIGESTS.clear()
+    gguf.write_bytes(b"GGUF" + b"\2" * 80)  # changed (size and time): hashed again
+    assert file.file_sha256(gguf) == hashlib.sha256(gguf.read_bytes()).hexdigest()
+    file._DIGESTS.clear()

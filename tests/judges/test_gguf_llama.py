@@ -5,7 +5,9 @@ process). Plumbing, not verdict quality: a 135M model judges nothing well."""
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, ClassVar
@@ -109,3 +111,46 @@ def test_an_interrupted_run_stops_the_server(smollm2_gguf: Path, tmp_path: Path)
         )
     assert judge.chat.base_url.startswith("http://127.0.0.1:")  # it had started
     _assert_stopped(judge)
+
+
+_INNER_CONFTEST = """
+import socket
+from pathlib import Path
+
+def pytest_sessionfinish(session):  # after the session's fixtures were torn down
+    port = int(Path("port.txt").read_text())
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    except ConnectionRefusedError:
+        Path("after.txt").write_text("stopped")
+    else:
+        Path("after.txt").write_text("still listening")
+"""
+_INNER_TEST = """
+from pathlib import Path
+from urllib.parse import urlsplit
+
+KEPT = []  # the judge outlives the session: only closing it stops its server
+
+def test_uses_the_session_judge(convoeval_judge):
+    assert convoeval_judge.server.running  # started by the fixture's reachability check
+    KEPT.append(convoeval_judge)
+    Path("port.txt").write_text(str(urlsplit(convoeval_judge.chat.base_url).port))
+"""
+
+
+@pytest.mark.llm
+def test_the_pytest_plugins_gguf_judge_stops_with_the_session(
+    smollm2_gguf: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "conftest.py").write_text(_INNER_CONFTEST)
+    (tmp_path / "test_inner.py").write_text(_INNER_TEST)
+    source = str(Path(__file__).resolve().parents[2] / "src")
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0"]
+    command += ["--convoeval-judge", f"gguf:{smollm2_gguf} threads=1 ctx=512", "test_inner.py"]
+    done = subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": source},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "after.txt").read_text() == "stopped"

@@ -18,7 +18,10 @@ from convoeval.metrics._registry import metric_class
 from convoeval.rows.row import JudgeDescription, MetricRecord
 from convoeval.runner._metric_options import OptionValueError, convert, parameters, python_only
 
-OFFLINE_HINT = "--judge openai/MODEL on the command line, judge='openai/MODEL' in Python"
+OFFLINE_HINT = (
+    "--judge openai/MODEL or --judge gguf:PATH on the command line, judge='openai/MODEL' or "
+    "'gguf:PATH' in Python"
+)
 
 
 class OfflineJudgeError(ConvoevalError, ValueError):

@@ -6,14 +6,19 @@ same name does not.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 from pathlib import Path
 
+from convoeval.judges.core.cache import default_cache_dir
 from convoeval.judges.protocol.base import JudgeConfigError
 
 #: The first four bytes of every GGUF file.
 MAGIC = b"GGUF"
+#: The file, in the judge cache folder, that remembers digests between runs.
+MEMO = "gguf-sha256.json"
 #: (resolved path, size, mtime_ns, inode) -> SHA-256, so a process hashes a file once.
 _DIGESTS: dict[tuple[str, int, int, int], str] = {}
 
@@ -51,14 +56,42 @@ def check_gguf(path: str | os.PathLike[str]) -> Path:
 
 
 def file_sha256(path: Path) -> str:
-    """The SHA-256 of the file's bytes (hex), computed once per process per unchanged file."""
+    """The SHA-256 of the file's bytes (hex). Hashing a multi-GB model takes seconds, so the
+    digest is remembered per unchanged file (path, size, mtime, inode): in this process, and in
+    `gguf-sha256.json` in the judge cache folder for the next run."""
     stat = path.stat()
     key = (str(path), stat.st_size, stat.st_mtime_ns, stat.st_ino)
     digest = _DIGESTS.get(key)
-    if digest is None:
+    if digest is not None:
+        return digest
+    memo = default_cache_dir() / MEMO
+    known = _read_memo(memo)
+    stored = known.get(_memo_key(key))
+    if isinstance(stored, str) and len(stored) == 64:
+        digest = stored
+    else:
         sha = hashlib.sha256()
         with path.open("rb") as fh:
             while block := fh.read(1 << 20):
                 sha.update(block)
-        digest = _DIGESTS[key] = sha.hexdigest()
+        digest = sha.hexdigest()
+        known[_memo_key(key)] = digest
+        with contextlib.suppress(OSError):  # a read-only cache folder: hash again next time
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            partial = memo.with_name(f"{memo.name}.{os.getpid()}.partial")
+            partial.write_text(json.dumps(known, sort_keys=True), encoding="utf-8")
+            partial.replace(memo)
+    _DIGESTS[key] = digest
     return digest
+
+
+def _memo_key(key: tuple[str, int, int, int]) -> str:
+    return "|".join(str(part) for part in key)
+
+
+def _read_memo(memo: Path) -> dict[str, object]:
+    try:
+        found = json.loads(memo.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
