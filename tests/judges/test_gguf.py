@@ -76,6 +76,14 @@ def test_a_spec_builds_the_judge_with_its_options(tmp_path: Path) -> None:
     default = resolve_judge(f"gguf:{gguf}").describe()
     assert (default["ctx"], default["concurrency"], default["max_tokens"]) == (4096, 2, 1000)
     assert default["timeout"] == 300.0
+    for sized in (
+        resolve_judge(f"gguf:{gguf} context=1024"),
+        resolve_judge(f"gguf:{gguf}", context=1024),
+    ):
+        assert isinstance(sized, GGUFJudge)  # context= (other judges' name) is its ctx
+        assert (sized.server.ctx, sized.context_window) == (1024, 1024)
+    with pytest.raises(UsageError, match="ctx=2048 and context=1024: give one"):
+        resolve_judge(f"gguf:{gguf} ctx=2048 context=1024")
     with pytest.raises(UsageError, match="is not KEY=VALUE"):
         resolve_judge(f"gguf:{gguf} colour=2")
     with pytest.raises(JudgeConfigError, match="drop --batch"):

@@ -62,4 +62,9 @@ def from_spec(text: str, options: dict[str, Any], own_options: OwnOptions) -> GG
             "answers in this process: drop --batch"
         )
     _, own = own_options(" ".join([PREFIX + "".join(path.split()), *others]), run_wide)
+    if "context" in own:  # other judges' name for the context window: here, the server's ctx
+        context = own.pop("context")
+        if server.get("ctx", context) != context:
+            raise UsageError(f"judge {text!r}: ctx={server['ctx']} and context={context}: give one")
+        server["ctx"] = context
     return GGUFJudge(path, threads=server.get("threads"), ctx=server.get("ctx"), **own)
