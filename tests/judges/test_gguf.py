@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from _cli import convoeval
 from convoeval.errors import UsageError
 from convoeval.judges import JudgeConfigError, JudgeError, resolve_judge
 from convoeval.judges.gguf import split_spec
@@ -189,19 +190,28 @@ def test_answers_are_cached_under_the_files_hash_not_its_path(
 
 
 def test_metrics_lists_which_judges_run_each_metric(tmp_path: Path) -> None:
-    done = _convoeval("metrics", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert lines[0].split() == ["metric", "judges", "class"]
-    rows = {line.split()[0]: line for line in lines[1:] if line and not line.startswith(" ")}
-    assert "  gguf, any LLM  " in rows["user_frustration"]
-    assert "  offline, gguf, any LLM  " in rows["turn_relevancy"]
-    assert "  none needed  " in rows["tool_call_f1"]
-    assert "gguf is a local GGUF model run in this process (--judge gguf:PATH" in done.stdout
+    """A column where the terminal is wide enough; on a narrow one each description starts with
+    the judges instead."""
     from convoeval.metrics import describe_metrics
 
+    wide = convoeval("metrics", cwd=tmp_path, env={**os.environ, "COLUMNS": "100"})
+    narrow = convoeval("metrics", cwd=tmp_path, env={**os.environ, "COLUMNS": "80"})
+    assert wide.returncode == 0 and narrow.returncode == 0, wide.stderr + narrow.stderr
+    lines = wide.stdout.splitlines()
+    assert lines[0].split() == ["metric", "(class)", "judges"]
+    rows = {line.split()[0]: line for line in lines[1:] if line and not line.startswith(" ")}
+    assert rows["user_frustration"].endswith("  gguf, any LLM")
+    assert rows["turn_relevancy"].endswith("  offline, gguf, any LLM")
+    assert rows["tool_call_f1"].endswith("  none needed")
+    assert "gguf is a local GGUF model run in this process (--judge gguf:PATH" in " ".join(
+        wide.stdout.split()
+    )
     for info in describe_metrics():  # every metric that asks a judge can ask a gguf one
         assert (" gguf, " in rows[info["name"]]) == bool(info["uses_judge"]), info["name"]
+    text = narrow.stdout.splitlines()
+    assert text[0] == "metric (class)" and max(len(line) for line in text) <= 80
+    first = text.index("user_frustration (UserFrustration)")
+    assert text[first + 1].startswith("  judges: gguf, any LLM. needs user_input.")
 
 
 def _section() -> str:

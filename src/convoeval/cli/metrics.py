@@ -29,16 +29,22 @@ def list_metrics() -> None:
 
     width = max(40, min(shutil.get_terminal_size().columns, 100))
     infos = describe_metrics()
-    name_width = max(len("metric"), *(len(str(i["name"])) for i in infos))
+    names = [f"{info['name']} ({info['class']})" for info in infos]
+    name_width = max(len("metric (class)"), *(len(name) for name in names))
     judges_width = max(len(JUDGES_OFFLINE), len("judges"))
-    click.echo(f"{'metric':<{name_width}}  {'judges':<{judges_width}}  class")
-    for info in infos:
+    # a judges column when it fits the terminal, else the judges lead each description
+    columns = name_width + 2 + judges_width <= width
+    click.echo(f"{'metric (class)':<{name_width}}  judges" if columns else "metric (class)")
+    for name, info in zip(names, infos, strict=True):
         judges = judges_column(info)
-        click.echo(f"{info['name']:<{name_width}}  {judges:<{judges_width}}  {info['class']}")
+        click.echo(f"{name:<{name_width}}  {judges}" if columns else name)
         about = f"needs {', '.join(info['required'])}. {info['description']}"
+        if not columns:
+            about = f"judges: {judges}. {about}"
         click.echo(textwrap.fill(about, width, initial_indent="  ", subsequent_indent="  "))
-    click.echo(
+    legend = (
         "judges: offline is the embedded judge (the default, no key); gguf is a local GGUF "
         "model run in this process (--judge gguf:PATH, no key, no server); any LLM is any "
         "OpenAI-compatible judge (--judge openai/MODEL)."
     )
+    click.echo(textwrap.fill(legend, width))
