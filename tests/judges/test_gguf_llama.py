@@ -61,12 +61,12 @@ def test_every_judge_metric_runs_through_gguf_on_loopback_only(
         METRICS["aspect_critic"](definition="Is the reply polite?"),
         METRICS["conversational_geval"](criteria="Is the reply correct?"),
     ]
-    judge = resolve_judge(f"gguf:{smollm2_gguf} threads=1 ctx=2048 max_tokens=40")
+    judge = resolve_judge(f"gguf:{smollm2_gguf} threads=1 ctx=2048 max_tokens=12 timeout=60")
     assert isinstance(judge, GGUFJudge)
     _WATCHING[0] = True
     try:
         result = evaluate(
-            [SAMPLE], metrics, judge, output=tmp_path / "r.jsonl", show_progress=False, timeout=60
+            [SAMPLE], metrics, judge, output=tmp_path / "r.jsonl", show_progress=False
         )
     finally:
         _WATCHING[0] = False
