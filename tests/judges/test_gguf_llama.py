@@ -86,8 +86,9 @@ def _assert_stopped(judge: GGUFJudge) -> None:
     """The judge's llama.cpp server is stopped: nothing listens on its port any more."""
     assert not judge.server.running
     port = urlsplit(judge.chat.base_url).port
+    assert port is not None  # it had started (its base URL names the port it listened on)
     with pytest.raises(ConnectionRefusedError):
-        socket.create_connection(("127.0.0.1", port or 0), timeout=5).close()
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
 
 
 class _Interrupted(Metric):
@@ -154,3 +155,34 @@ def test_the_pytest_plugins_gguf_judge_stops_with_the_session(
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "after.txt").read_text() == "stopped"
+
+
+class _Quiet(Metric):
+    """Test metric (not registered): asks its judge nothing and scores 1."""
+
+    name: ClassVar[str] = "quiet"
+    required: ClassVar[tuple[str, ...]] = ("user_input",)
+    uses_judge: ClassVar[bool] = True
+
+    async def _score(self, sample: MultiTurnSample, ask: Ask) -> MetricResult:
+        return MetricResult(1.0, "fine")
+
+
+@pytest.mark.llm
+def test_assert_conversation_closes_the_gguf_judge_it_made(
+    smollm2_gguf: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from convoeval.testing import assert_conversation
+
+    made: list[GGUFJudge] = []  # kept alive here: only closing it stops its server
+    init = GGUFJudge.__init__
+
+    def recording(self: GGUFJudge, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(GGUFJudge, "__init__", recording)
+    sample = MultiTurnSample.model_validate(SAMPLE)
+    assert_conversation(sample, [_Quiet()], judge=f"gguf:{smollm2_gguf} threads=1 ctx=512")
+    assert len(made) == 1
+    _assert_stopped(made[0])
