@@ -302,6 +302,41 @@ def test_judges_without_limits_are_not_split() -> None:
         assert asyncio.run(Ask(judge, "m").limits()) == (None, None)
 
 
+@pytest.mark.parametrize(
+    ("base_url", "asked"),
+    [
+        ("http://127.0.0.1:8080/v1", True),
+        ("http://localhost:8080/v1", True),
+        ("http://[::1]:8080/v1", True),
+        ("http://192.168.1.20:8080/v1", True),
+        ("http://10.0.0.5/v1", True),
+        ("https://api.openai.com/v1", False),
+        ("https://gpu-box.example.com/v1", False),
+        ("https://8.8.8.8/v1", False),
+    ],
+)
+def test_props_is_asked_only_of_a_server_on_this_machine_or_a_private_network(
+    base_url: str, asked: bool
+) -> None:
+    """A hosted API has no `/props`: the judge does not ask it (nothing is sent; the client is
+    never made), while a server on this machine or a private network is asked."""
+    judge = OpenAIJudge("m", base_url=base_url, api_key="k", cache=False)
+    made: list[bool] = []
+
+    def client() -> Any:
+        made.append(True)
+        raise ConnectionRefusedError("stop before any traffic")
+
+    judge.chat._client = client  # type: ignore[method-assign]
+    try:
+        found = asyncio.run(judge.chat.served_context(1.0))
+    except ConnectionRefusedError:
+        found = None
+    assert found is None and bool(made) is asked
+    section = " ".join((ROOT / "docs" / "judges.md").read_text(encoding="utf-8").split())
+    assert "when the server is on this machine or a private network" in section
+
+
 def test_the_docs_state_the_allowances_the_code_uses() -> None:
     text = " ".join((ROOT / "docs" / "judges.md").read_text(encoding="utf-8").split())
     section = text[text.index("## Requests sized to the judge") :]

@@ -317,15 +317,24 @@ class RayEngine:
 
     async def _restarted(self, index: int) -> bool:
         """Whether Ray brought worker `index` back after it died (False: it gave up on it). A
-        restarted worker may die again before it answers: asked once per restart Ray may make."""
-        for _ in range(RESTARTS + 1):
+        restarted worker may die again before it answers: asked once per restart Ray may make.
+        A call Ray refuses while the worker is coming back (`ActorUnavailableError`, quicker
+        than a restart on a busy machine) is asked again and is not counted as a restart."""
+        exceptions = self.ray.exceptions
+        deadline = asyncio.get_running_loop().time() + START_TIMEOUT
+        deaths = 0
+        while deaths <= RESTARTS:
+            left = deadline - asyncio.get_running_loop().time()
             try:
-                await asyncio.wait_for(self.actors[index].ready.remote(), START_TIMEOUT)
-            except self.ray.exceptions.RayActorError:
-                continue
+                await asyncio.wait_for(self.actors[index].ready.remote(), max(left, 0.0))
+            except exceptions.ActorUnavailableError:
+                await asyncio.sleep(0.05)
+            except exceptions.RayActorError:
+                deaths += 1
             except TimeoutError:
                 return False
-            return True
+            else:
+                return True
         return False
 
     async def close(self) -> None:

@@ -49,6 +49,21 @@ def redact_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
+def _on_private_network(base_url: str) -> bool:
+    """Whether the URL's host is `localhost` or a loopback, private or link-local address: where
+    a self-hosted server (llama.cpp) may answer `/props`."""
+    import ipaddress
+
+    host = (urlsplit(base_url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
 def _joined(base_url: str, path: str) -> str:
     """`path` appended to the base URL's path, its query (if any) kept at the end."""
     parts = urlsplit(base_url)
@@ -203,7 +218,11 @@ class OpenAIChatBackend:
     async def served_context(self, timeout: float) -> int | None:
         """The context window the server reports, read from llama.cpp's `GET /props`
         (`default_generation_settings.n_ctx`, or `n_ctx`) at the server's root and under the
-        base URL; None when neither answers with one (any other server)."""
+        base URL; None when neither answers with one (any other server), and without asking
+        when the server is not on this machine or a private network (hosted APIs have no
+        `/props`, and a request they would refuse costs a round trip and a log line)."""
+        if not _on_private_network(self.base_url):
+            return None
         import httpx
 
         root = urlsplit(self.base_url)._replace(path="", query="", fragment="").geturl()
