@@ -61,12 +61,12 @@ def test_every_judge_metric_runs_through_gguf_on_loopback_only(
         METRICS["aspect_critic"](definition="Is the reply polite?"),
         METRICS["conversational_geval"](criteria="Is the reply correct?"),
     ]
-    judge = resolve_judge(f"gguf:{smollm2_gguf} threads=1 ctx=2048 max_tokens=40")
+    judge = resolve_judge(f"gguf:{smollm2_gguf} threads=1 ctx=2048 max_tokens=12 timeout=60")
     assert isinstance(judge, GGUFJudge)
     _WATCHING[0] = True
     try:
         result = evaluate(
-            [SAMPLE], metrics, judge, output=tmp_path / "r.jsonl", show_progress=False, timeout=60
+            [SAMPLE], metrics, judge, output=tmp_path / "r.jsonl", show_progress=False
         )
     finally:
         _WATCHING[0] = False
@@ -86,8 +86,9 @@ def _assert_stopped(judge: GGUFJudge) -> None:
     """The judge's llama.cpp server is stopped: nothing listens on its port any more."""
     assert not judge.server.running
     port = urlsplit(judge.chat.base_url).port
+    assert port is not None  # it had started (its base URL names the port it listened on)
     with pytest.raises(ConnectionRefusedError):
-        socket.create_connection(("127.0.0.1", port or 0), timeout=5).close()
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
 
 
 class _Interrupted(Metric):
@@ -154,3 +155,34 @@ def test_the_pytest_plugins_gguf_judge_stops_with_the_session(
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "after.txt").read_text() == "stopped"
+
+
+class _Quiet(Metric):
+    """Test metric (not registered): asks its judge nothing and scores 1."""
+
+    name: ClassVar[str] = "quiet"
+    required: ClassVar[tuple[str, ...]] = ("user_input",)
+    uses_judge: ClassVar[bool] = True
+
+    async def _score(self, sample: MultiTurnSample, ask: Ask) -> MetricResult:
+        return MetricResult(1.0, "fine")
+
+
+@pytest.mark.llm
+def test_assert_conversation_closes_the_gguf_judge_it_made(
+    smollm2_gguf: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from convoeval.testing import assert_conversation
+
+    made: list[GGUFJudge] = []  # kept alive here: only closing it stops its server
+    init = GGUFJudge.__init__
+
+    def recording(self: GGUFJudge, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(GGUFJudge, "__init__", recording)
+    sample = MultiTurnSample.model_validate(SAMPLE)
+    assert_conversation(sample, [_Quiet()], judge=f"gguf:{smollm2_gguf} threads=1 ctx=512")
+    assert len(made) == 1
+    _assert_stopped(made[0])
