@@ -69,11 +69,24 @@ def _isolated_cache_dir(
         os.environ["CONVOEVAL_CACHE_DIR"] = before
 
 
+#: The test files that take longest (`--durations=0`, benchmarks/README.md "Test suite CPU"),
+#: longest first. They are collected first, so the two xdist workers (whole files each) start on
+#: them and end together, instead of one running the last long file while the other waits.
+SLOW_FILES = (
+    "tests/judges/test_gguf_llama.py",
+    "tests/test_quality.py",
+    "tests/runner/test_ray_engine.py",
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test that uses the real model server is marked `llm` (select or skip them at once)."""
+    """Every test that uses the real model server is marked `llm` (select or skip them at once);
+    the slowest files go first (the order within and among the others is kept)."""
     for item in items:
         if "llama_server" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.llm)
+    rank = {name: place for place, name in enumerate(SLOW_FILES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
 
 
 def _smollm2_gguf() -> Path | None:

@@ -111,7 +111,8 @@ def test_a_session_checks_its_judge_endpoint_once(tmp_path: Path, fault_server: 
 
 async def test_each_endpoint_is_checked_once_per_cache() -> None:
     port = _closed_port()
-    judge = OpenAIJudge("m", base_url=f"http://127.0.0.1:{port}/v1", cache=False)
+    # timeout=1: the fresh check's key request to a socket that never answers waits that long
+    judge = OpenAIJudge("m", base_url=f"http://127.0.0.1:{port}/v1", cache=False, timeout=1)
     cache: dict[str, JudgeUnreachableError | None] = {}
     with pytest.raises(JudgeUnreachableError, match="cannot reach the judge"):
         await check_judges([judge], cache)
