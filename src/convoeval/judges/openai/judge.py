@@ -13,6 +13,7 @@ wraps, retries and re-times those in ways the core would have to undo.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import re
 import weakref
@@ -47,6 +48,14 @@ def redact_url(url: str) -> str:
         host = f"[{host}]"
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+#: HTTP clients (connection pools) per judge and event loop, used in turn. httpcore's pool walks
+#: every connection it holds, asking each socket whether it is still open, whenever a request
+#: starts or ends: its CPU per request grows with the requests in flight. On the mock judge at
+#: 64 in flight one pool spent 25 ms of CPU per request, four 6 ms (benchmarks/README.md,
+#: "Connection pools").
+POOLS = 4
 
 
 def _on_private_network(base_url: str) -> bool:
@@ -121,9 +130,10 @@ class OpenAIChatBackend:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.strict = strict
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, list[httpx.AsyncClient]
+        ] = weakref.WeakKeyDictionary()
+        self._turn = itertools.count()
 
     def sampling(self) -> dict[str, Any]:
         """Temperature, seed and token limit: they shape answers, so they key the cache."""
@@ -143,27 +153,30 @@ class OpenAIChatBackend:
         return ClientOptions(api_key=self._api_key, base_url=self.base_url)
 
     def _client(self) -> httpx.AsyncClient:
+        """One of this event loop's `POOLS` HTTP clients, in turn (made on first use)."""
         loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
+        clients = self._clients.get(loop)
+        if clients is None:
             import httpx
 
             # No httpx timeouts and no pool limit: the core's limiter and per-request timeout
             # bound every request, counted from when it is sent.
-            client = httpx.AsyncClient(
-                timeout=None,
-                verify=tls_context(self.base_url),
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
-                headers={"Authorization": f"Bearer {self._api_key}"},
-            )
-            self._clients[loop] = client
+            clients = [
+                httpx.AsyncClient(
+                    timeout=None,
+                    verify=tls_context(self.base_url),
+                    limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+                    headers={"Authorization": f"Bearer {self._api_key}"},
+                )
+                for _ in range(POOLS)
+            ]
+            self._clients[loop] = clients
             at_loop_end(self.aclose)  # its connections close with the loop (a sync call's)
-        return client
+        return clients[next(self._turn) % len(clients)]
 
     async def aclose(self) -> None:
-        """Close this event loop's HTTP client (clients of closed loops are dropped)."""
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
+        """Close this event loop's HTTP clients (clients of closed loops are dropped)."""
+        for client in self._clients.pop(asyncio.get_running_loop(), []):
             await client.aclose()
 
     def body(self, request: BackendRequest) -> dict[str, Any]:
