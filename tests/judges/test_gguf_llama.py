@@ -61,7 +61,11 @@ def test_every_judge_metric_runs_through_gguf_on_loopback_only(
         METRICS["aspect_critic"](definition="Is the reply polite?"),
         METRICS["conversational_geval"](criteria="Is the reply correct?"),
     ]
-    judge = resolve_judge(f"gguf:{smollm2_gguf} threads=1 ctx=2048 max_tokens=12 timeout=60")
+    # One answer token and one request at a time: every step's answer is cut off, re-asked (its
+    # prompt then read from the slot's cache) and recorded as a failure, at the least CPU (the
+    # prompts are the cost: 27 s on 1 thread, against 33 s with 12 tokens and 2 slots).
+    spec = f"gguf:{smollm2_gguf} threads=1 ctx=2048 max_tokens=1 concurrency=1 timeout=60"
+    judge = resolve_judge(spec)
     assert isinstance(judge, GGUFJudge)
     _WATCHING[0] = True
     try:
