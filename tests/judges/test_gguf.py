@@ -39,6 +39,12 @@ def _convoeval(*args: str, cwd: Path, code: str = "") -> subprocess.CompletedPro
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
+def _run_gguf(path: Path, cwd: Path, code: str = "") -> subprocess.CompletedProcess[str]:
+    """`convoeval run` on the bundled examples with user frustration through `gguf:PATH`."""
+    args = ("run", str(EXAMPLES), "-m", "user_frustration", "--judge", f"gguf:{path}")
+    return _convoeval(*args, "-o", "r.jsonl", cwd=cwd, code=code)
+
+
 def test_the_spec_takes_server_options_after_a_path_that_may_hold_spaces() -> None:
     path, server, others = split_spec("gguf:/my models/m.gguf threads=2 ctx=4096 timeout=30")
     assert (path, server, others) == (
@@ -105,17 +111,7 @@ def test_a_spec_builds_the_judge_with_its_options(tmp_path: Path) -> None:
 )
 def test_a_bad_file_is_one_line_and_exit_code_2(tmp_path: Path, make: Any, says: str) -> None:
     path = make(tmp_path)
-    done = _convoeval(
-        "run",
-        str(EXAMPLES),
-        "-m",
-        "user_frustration",
-        "--judge",
-        f"gguf:{path}",
-        "-o",
-        "r.jsonl",
-        cwd=tmp_path,
-    )
+    done = _run_gguf(path, tmp_path)
     assert done.returncode == 2, done.stderr
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and says in errors[0], done.stderr
@@ -125,18 +121,7 @@ def test_a_bad_file_is_one_line_and_exit_code_2(tmp_path: Path, make: Any, says:
 def test_the_extra_missing_is_one_line_saying_what_to_install(tmp_path: Path) -> None:
     gguf = _fake_gguf(tmp_path / "m.gguf")
     hide = "import sys; sys.modules['xllamacpp'] = None  # import xllamacpp fails"
-    done = _convoeval(
-        "run",
-        str(EXAMPLES),
-        "-m",
-        "user_frustration",
-        "--judge",
-        f"gguf:{gguf}",
-        "-o",
-        "r.jsonl",
-        cwd=tmp_path,
-        code=hide,
-    )
+    done = _run_gguf(gguf, tmp_path, code=hide)
     assert done.returncode == 2, done.stderr
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "pip install 'convoeval[local]'" in errors[0], done.stderr
@@ -144,17 +129,7 @@ def test_the_extra_missing_is_one_line_saying_what_to_install(tmp_path: Path) ->
 
 def test_a_file_llama_cpp_cannot_load_stops_the_run_before_scoring(tmp_path: Path) -> None:
     gguf = _fake_gguf(tmp_path / "broken.gguf")
-    done = _convoeval(
-        "run",
-        str(EXAMPLES),
-        "-m",
-        "user_frustration",
-        "--judge",
-        f"gguf:{gguf}",
-        "-o",
-        "r.jsonl",
-        cwd=tmp_path,
-    )
+    done = _run_gguf(gguf, tmp_path)
     assert done.returncode == 2, done.stderr
     assert f"error: llama.cpp could not load {gguf}" in done.stderr
     assert not (tmp_path / "r.jsonl").exists() or not (tmp_path / "r.jsonl").read_text().strip()
