@@ -311,11 +311,20 @@ def _count(text: str, phrases: Sequence[str]) -> int:
     return sum(1 for p in phrases if p in text)
 
 
+def _any_of(phrases: Sequence[str]) -> re.Pattern[str]:
+    """One pattern that finds any of `phrases` as a substring: a single scan of the text where
+    `any(p in text for p in phrases)` made one per phrase (1.6 ms of CPU per conversation)."""
+    return re.compile("|".join(re.escape(p) for p in phrases))
+
+
+_STRONG = _any_of(STRONG_PHRASES)
+_SOFT = _any_of(SOFT_PHRASES)
+_PUSHBACK = _any_of(PUSHBACK_PHRASES)
+
+
 def _declines(text: str) -> bool:
     """Whether normalised `text` states a decline (phrase list or first-person pattern)."""
-    return any(p in text for p in STRONG_PHRASES) or bool(
-        _DECLINE.search(text) or _DEFLECT.search(text)
-    )
+    return bool(_STRONG.search(text) or _DECLINE.search(text) or _DEFLECT.search(text))
 
 
 #: Names of the features, in the order `refusal_features` returns them.
@@ -338,8 +347,8 @@ def phrase_features(reply: str) -> list[float]:
     return [
         1.0 if _declines(head) else 0.0,
         1.0 if _declines(rest) else 0.0,
-        1.0 if _count(head, SOFT_PHRASES) else 0.0,
-        1.0 if _count(head, PUSHBACK_PHRASES) else 0.0,
+        1.0 if _SOFT.search(head) else 0.0,
+        1.0 if _PUSHBACK.search(head) else 0.0,
         min(_count(norm, SOFT_PHRASES), 4) / 4.0,
         0.0,
     ]
