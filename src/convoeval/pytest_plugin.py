@@ -109,7 +109,7 @@ def convoeval_judge(request: pytest.FixtureRequest) -> Iterator[Judge]:
     from convoeval._sync import run_sync
     from convoeval.judges import Judge, resolve_judge
     from convoeval.runner import JudgeUnreachableError
-    from convoeval.runner._plan import members
+    from convoeval.runner._plan import close_made, members
     from convoeval.runner._reach_judges import check_judges
 
     spec = request.config.getoption("convoeval_judge") or request.config.getini("convoeval_judge")
@@ -123,10 +123,7 @@ def convoeval_judge(request: pytest.FixtureRequest) -> Iterator[Judge]:
         try:
             yield judge
         finally:
-            for one in everyone:
-                close = getattr(one, "close", None)
-                if callable(close):
-                    close()
+            close_made(everyone)
         return
     pytest.fail(f"convoeval: the session's judge cannot be reached: {problem}", pytrace=False)
 

@@ -16,12 +16,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from convoeval._sync import run_sync
-from convoeval.judges.core.cache import JudgeCache
 from convoeval.judges.ensembles.repeat import repeat_scope
 from convoeval.judges.protocol.base import Judge
 from convoeval.metrics import Metric, MetricResult
 from convoeval.metrics._base import SampleLike, as_sample
-from convoeval.runner._plan import JudgePlan, build_metrics, members, plan_judges
+from convoeval.runner._plan import JudgePlan, build_metrics, close_made, members, plan_judges
 from convoeval.runner._reach import JudgeUnreachableError
 from convoeval.runner._reach_judges import ReachCache, check_judges
 from convoeval.runner._repeats import combine_repeats
@@ -123,15 +122,7 @@ def _close_made(given: Judge | str | None, plan: JudgePlan) -> None:
     each call makes its own, and would otherwise leave its cache file open, or its llama.cpp
     server running (a `gguf:` judge's `close()` stops it)."""
     theirs = {id(m) for m in members(given) if isinstance(m, Judge)}
-    for made in members(plan.main):
-        if id(made) in theirs:
-            continue
-        close = getattr(made, "close", None)
-        cache = getattr(made, "cache", None)
-        if callable(close):
-            close()
-        elif isinstance(cache, JudgeCache):
-            cache.close()
+    close_made(m for m in members(plan.main) if id(m) not in theirs)
 
 
 def assert_conversation(

@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from convoeval._text import plural
 from convoeval.errors import ConvoevalError, UsageError, check_limit
-from convoeval.judges import Judge, JudgePanel, resolve_judge
+from convoeval.judges import Judge, JudgeCache, JudgePanel, resolve_judge
 from convoeval.metrics import METRICS, Metric, as_metric, get_metric
 from convoeval.metrics._registry import metric_class
 from convoeval.rows.row import JudgeDescription, MetricRecord
@@ -207,6 +207,18 @@ def members(judge: JudgeSpec) -> list[Judge | str | None]:
     if isinstance(judge, Sequence):
         return [m for one in judge for m in members(one)]
     return [judge]
+
+
+def close_made(judges: Iterable[Judge | str | None]) -> None:
+    """Close judge objects made from specs, when their user is done: `close()` where a judge
+    has one (a `gguf:` judge's llama.cpp server stops), else its answer cache's file."""
+    for judge in judges:
+        close = getattr(judge, "close", None)
+        cache = getattr(judge, "cache", None)
+        if callable(close):
+            close()
+        elif isinstance(cache, JudgeCache):
+            cache.close()
 
 
 def offline_member(judge: JudgeSpec) -> str | None:
