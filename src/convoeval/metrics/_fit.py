@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from convoeval.metrics._base import Ask
 
 T = TypeVar("T")
+InputT = TypeVar("InputT", bound="StepInput")
 
 #: Completion tokens allowed per verdict asked: a keyed verdict with a one-sentence reason (a
 #: small local model writes a reason even where the schema asks for none: 447 tokens for 10).
@@ -43,18 +44,19 @@ async def fitted(
     ask: Ask,
     step: Step[Any],
     units: Sequence[T],
-    build: Callable[[list[T]], StepInput],
+    build: Callable[[list[T]], InputT],
     *,
     size: int = CHUNK,
     verdicts: Callable[[list[T]], int] = len,
     what: str = "unit",
-) -> list[list[T]]:
-    """`units` in runs of at most `size`, each run cut further until its request (`build(run)`)
-    fits the judge's limits; `verdicts(run)` is how many verdicts its answer holds."""
+) -> list[InputT]:
+    """The inputs of the step's requests: `units` in runs of at most `size`, each run cut
+    further until its request (`build(run)`) fits the judge's limits; `verdicts(run)` is how
+    many verdicts its answer holds."""
     runs = chunks(units, size)
     context, output = await ask.limits()
     if context is None and output is None:
-        return runs
+        return [build(run) for run in runs]
     reason_first = bool(getattr(ask.judge, "reason_first", False))
 
     def need(run: list[T]) -> tuple[int, int]:
@@ -86,4 +88,4 @@ async def fitted(
                 end += 1
             fitted_runs.append(run[start:end])
             start = end
-    return fitted_runs
+    return [build(run) for run in fitted_runs]

@@ -138,7 +138,7 @@ class ConversationCompleteness(JudgedConversation):
             )
 
         parts = await fitted(ask, INTENTIONS, asked, intentions, what="user message")
-        calls = [ask(INTENTIONS, intentions(chunk)) for chunk in parts]
+        calls = [ask(INTENTIONS, part) for part in parts]
         found = [i for a in await self.gather(calls) for i in a.intentions]
         if not found:
             return MetricResult.unscored("the user asked for nothing", {"intentions": []})
@@ -156,7 +156,7 @@ class ConversationCompleteness(JudgedConversation):
             )
 
         groups = await fitted(ask, VERDICTS, numbered, verdicts_of, what="intention")
-        judged = [ask(VERDICTS, verdicts_of(chunk)) for chunk in groups]
+        judged = [ask(VERDICTS, group) for group in groups]
         verdicts = sorted(
             (v for a in await self.gather(judged) for v in a.verdicts), key=lambda v: v.intention
         )

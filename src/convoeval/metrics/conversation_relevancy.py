@@ -163,7 +163,7 @@ class ConversationRelevancy(Metric):
             size=CHUNK,
             what="exchange",
         )
-        calls = [ask(VERDICTS, self._inputs(sample, exchanges, chunk)) for chunk in chunks]
+        calls = [ask(VERDICTS, chunk) for chunk in chunks]
         if self.async_mode:
             answers = await concurrently(calls)
         else:

@@ -172,7 +172,7 @@ class ConversationalCriteria(JudgedConversation):
         parts = await fitted(
             ask, VERDICT, messages, build, size=PART, verdicts=lambda _: 1, what="message"
         )
-        calls = [ask(VERDICT, build(part)) for part in parts]
+        calls = [ask(VERDICT, part) for part in parts]
         verdicts = await self.gather(calls)
         value = sum(v.score for v in verdicts) / (10 * len(verdicts))
         if len(verdicts) == 1:

@@ -140,7 +140,7 @@ class KnowledgeRetention(JudgedConversation):
         parts = await fitted(
             ask, FACTS, asked, lambda c: _facts_input(sample, c), what="user message"
         )
-        answers = await self.gather([ask(FACTS, _facts_input(sample, c)) for c in parts])
+        answers = await self.gather([ask(FACTS, part) for part in parts])
         facts = sorted((f for a in answers for f in a.facts), key=lambda f: f.message)
         rows = [f.model_dump() for f in facts]
         if not facts:
@@ -149,10 +149,10 @@ class KnowledgeRetention(JudgedConversation):
         if not judged:
             reason = "no assistant reply comes after the user's first fact"
             return MetricResult.unscored(reason, {"facts": rows})
-        parts = await fitted(
+        groups = await fitted(
             ask, VERDICTS, judged, lambda c: _verdict_input(sample, facts, c), what="reply"
         )
-        calls = [ask(VERDICTS, _verdict_input(sample, facts, c)) for c in parts]
+        calls = [ask(VERDICTS, group) for group in groups]
         verdicts = sorted(
             (v for a in await self.gather(calls) for v in a.verdicts), key=lambda v: v.message
         )

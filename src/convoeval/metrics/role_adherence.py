@@ -99,7 +99,7 @@ class RoleAdherence(JudgedConversation):
             )
 
         parts = await fitted(ask, VERDICTS, judged, build, what="reply")
-        calls = [ask(VERDICTS, build(chunk)) for chunk in parts]
+        calls = [ask(VERDICTS, part) for part in parts]
         answers = await self.gather(calls)
         verdicts = sorted((v for a in answers for v in a.verdicts), key=lambda v: v.message)
         kept = sum(v.in_role for v in verdicts)

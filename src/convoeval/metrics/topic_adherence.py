@@ -21,10 +21,11 @@ from convoeval.judges.protocol.step import OfflineKit, Step, StepInput
 from convoeval.metrics._base import Ask, Metric, MetricResult, concurrently
 from convoeval.metrics._cited import CitedMessages
 from convoeval.metrics._compat import Compat, check_compat
+from convoeval.metrics._conversation import chunks, users
 from convoeval.metrics._fit import fitted
 from convoeval.metrics._keyed import KeyedVerdicts, keyed_check, keyed_listing, ratio
 from convoeval.metrics._registry import register
-from convoeval.schema import HumanMessage, MultiTurnSample, split_exchanges
+from convoeval.schema import MultiTurnSample, split_exchanges
 from convoeval.schema.render import bullets, render_transcript
 
 Mode = Literal["f1", "precision", "recall"]
@@ -248,15 +249,15 @@ class TopicAdherenceScore(Metric):
         if not allowed:
             return MetricResult.unscored("reference_topics is empty: nothing to adhere to")
         transcript = sample.to_transcript()
-        users = [i for i, m in enumerate(sample.user_input) if isinstance(m, HumanMessage)]
+        asked = users(sample)
 
         def extract(group: list[int]) -> ExtractInput:
-            return _extract_input(sample, transcript, users, group)
+            return _extract_input(sample, transcript, asked, group)
 
         groups = await fitted(
-            ask, EXTRACT, users, extract, size=MESSAGES_PER_CALL, what="user message"
+            ask, EXTRACT, asked, extract, size=MESSAGES_PER_CALL, what="user message"
         )
-        extracted = await concurrently(ask(EXTRACT, extract(group)) for group in groups)
+        extracted = await concurrently(ask(EXTRACT, group) for group in groups)
         topics = _distinct([t for answer in extracted for t in answer.topics])
         if not topics:
             return MetricResult.unscored("the judge found no topic raised by the user")
@@ -276,11 +277,11 @@ class TopicAdherenceScore(Metric):
 
         size = TOPICS_PER_CALL
         calls: list[Coroutine[Any, Any, AnsweredVerdicts | ScopeVerdicts]] = []
-        for part in await fitted(ask, ANSWERED, topics, answered, size=size, what="topic"):
-            ask_answered: Coroutine[Any, Any, AnsweredVerdicts] = ask(ANSWERED, answered(part))
+        for answered_in in await fitted(ask, ANSWERED, topics, answered, size=size, what="topic"):
+            ask_answered: Coroutine[Any, Any, AnsweredVerdicts] = ask(ANSWERED, answered_in)
             calls.append(ask_answered)
-        for part in await fitted(ask, SCOPE, topics, scope, size=size, what="topic"):
-            ask_scope: Coroutine[Any, Any, ScopeVerdicts] = ask(SCOPE, scope(part))
+        for scope_in in await fitted(ask, SCOPE, topics, scope, size=size, what="topic"):
+            ask_scope: Coroutine[Any, Any, ScopeVerdicts] = ask(SCOPE, scope_in)
             calls.append(ask_scope)
         said: dict[str, bool] = {}
         inside: dict[str, bool] = {}
@@ -369,10 +370,10 @@ def _replies(sample: MultiTurnSample) -> dict[int, str]:
 def _extract_inputs(sample: MultiTurnSample, transcript: str) -> list[ExtractInput]:
     """The extraction inputs of a judge without limits: every `MESSAGES_PER_CALL` user messages
     (benchmarks/_agreement_metric_path.py runs the step the way the metric does)."""
-    users = [i for i, m in enumerate(sample.user_input) if isinstance(m, HumanMessage)]
+    asked = users(sample)
     return [
-        _extract_input(sample, transcript, users, users[k : k + MESSAGES_PER_CALL])
-        for k in range(0, len(users), MESSAGES_PER_CALL)
+        _extract_input(sample, transcript, asked, group)
+        for group in chunks(asked, MESSAGES_PER_CALL)
     ]
 
 

@@ -106,7 +106,7 @@ class UserFrustration(JudgedConversation):
         parts = await fitted(
             ask, VERDICT, messages, build, size=PART, verdicts=lambda _: 1, what="message"
         )
-        calls = [ask(VERDICT, build(part)) for part in parts]
+        calls = [ask(VERDICT, part) for part in parts]
         answers = await self.gather(calls)
         verdict = combine(answers)
         first = verdict.first_message if verdict.frustration != "none" else None
