@@ -82,6 +82,20 @@ WALL_TARGETS = {"topic_adherence": 1.2, "conversation_relevancy": 1.2}
 ROLE = "A bank's support assistant: banking, cards and travel with the card, nothing else."
 
 
+def workload_metrics() -> list[Metric]:
+    """The metrics this benchmark scores (fresh instances; their names key the figures)."""
+    return [
+        TopicAdherenceScore(),
+        ConversationRelevancy(include_reason=True),
+        KnowledgeRetention(),
+        RoleAdherence(),
+        ConversationCompleteness(),
+        UserFrustration(),
+        TurnRelevancy(),
+        ConversationalCriteria("Empathy", "The assistant acknowledges the problem."),
+    ]
+
+
 @dataclass
 class Run:
     """The figures of one metric's run."""
@@ -248,16 +262,7 @@ def main() -> int:
         server_kind = FakeOpenAIServer if args.in_process else ServerProcess
         with server_kind(delay=delay) as server:
             for cached in (False, True):
-                metrics: list[Metric] = [
-                    TopicAdherenceScore(),
-                    ConversationRelevancy(include_reason=True),
-                    KnowledgeRetention(),
-                    RoleAdherence(),
-                    ConversationCompleteness(),
-                    UserFrustration(),
-                    TurnRelevancy(),
-                    ConversationalCriteria("Empathy", "The assistant acknowledges the problem."),
-                ]
+                metrics = workload_metrics()
                 chosen = [m for m in metrics if not args.metric or m.name in args.metric]
                 runs.extend(run_metric(m, data, server, conc, cached, samples) for m in chosen)
             bare = asyncio.run(_bare_requests(server.url, 3 * n, conc))

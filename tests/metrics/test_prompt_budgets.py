@@ -21,52 +21,32 @@ import pytest
 
 from convoeval import aevaluate
 from convoeval.judges.openai.judge import OpenAIJudge
-from convoeval.metrics import (
-    ConversationalCriteria,
-    ConversationCompleteness,
-    ConversationRelevancy,
-    KnowledgeRetention,
-    Metric,
-    RoleAdherence,
-    TopicAdherenceScore,
-    TurnRelevancy,
-    UserFrustration,
-)
+from convoeval.metrics import Metric
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-#: The role traffic.py gives every workload conversation (for role adherence).
-ROLE = "A bank's support assistant: banking, cards and travel with the card, nothing else."
 CONVERSATIONS = 20
 #: Tokens per conversation (prompt + schema) and schema tokens per request.
 TOPIC_ADHERENCE_BUDGET = 1000
 SCHEMA_BUDGET = 200
 
 
-def _benchmark_modules() -> tuple[ModuleType, ModuleType]:
+def _benchmark_modules() -> tuple[ModuleType, ModuleType, ModuleType]:
     sys.path.insert(0, str(BENCHMARKS))
     try:
         import _fake_openai_server
         import _workload
+        import traffic
     finally:
         sys.path.remove(str(BENCHMARKS))
-    return _fake_openai_server, _workload
+    return _fake_openai_server, _workload, traffic
 
 
 @pytest.fixture(scope="module")
 def measured() -> Iterator[dict[str, dict[str, float]]]:
     """Per metric: requests, prompt and schema tokens per conversation, largest schema."""
-    server_module, workload = _benchmark_modules()
-    data = [{**r, "chatbot_role": ROLE} for r in workload.conversations(CONVERSATIONS, 6)]
-    metrics: list[Metric] = [
-        TopicAdherenceScore(),
-        ConversationRelevancy(),
-        KnowledgeRetention(),
-        RoleAdherence(),
-        ConversationCompleteness(),
-        UserFrustration(),
-        TurnRelevancy(),
-        ConversationalCriteria("Empathy", criteria="The assistant shows empathy."),
-    ]
+    server_module, workload, traffic = _benchmark_modules()
+    data = [{**r, "chatbot_role": traffic.ROLE} for r in workload.conversations(CONVERSATIONS, 6)]
+    metrics: list[Metric] = traffic.workload_metrics()
     largest: list[int] = []
     count = server_module.schema_chars
 
