@@ -171,3 +171,32 @@ def test_concurrent_records_get_exactly_the_verdicts_of_one_at_a_time() -> None:
     kit = OfflineKit(Embedder())  # its own cache: no vector comes from the run above
     alone = [_results(OfflineJudge(kit), [r])[0] for r in records[: len(records) // 2]]
     assert together == alone * 2
+
+
+async def test_blas_holds_one_thread_while_steps_run_and_gets_its_count_back(
+    judge: OfflineJudge,
+) -> None:
+    """The steps' tiny matrix products must not wake OpenBLAS's spinning threads (they took 6.3
+    of 25.8 ms CPU per topic-adherence conversation), and numpy elsewhere keeps its setting,
+    even after the step threads themselves called BLAS (restoring from one of them did not)."""
+    import numpy as np
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads() -> set[int]:
+        return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+    seen: list[set[int]] = []
+
+    def multiplying(inputs: RepliesInput, kit: OfflineKitProtocol) -> RefusalVerdicts:
+        seen.append(blas_threads())
+        matrix = np.ones((64, 384), dtype=np.float32)
+        (matrix @ np.ones((384, 512), dtype=np.float32)).sum()  # big enough to go threaded
+        return _offline_refusals(inputs, kit)
+
+    if not blas_threads():
+        pytest.skip("numpy here has no BLAS that threadpoolctl can see")
+    with threadpool_limits(limits=2, user_api="blas"):
+        await asyncio.gather(*(judge.run(_step(multiplying), INPUTS) for _ in range(8)))
+        after = blas_threads()
+    assert seen and all(found == {1} for found in seen), seen
+    assert after == {2}

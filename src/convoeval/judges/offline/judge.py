@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from convoeval.judges.offline import calibration as cal
+from convoeval.judges.offline.blas import one_blas_thread
 from convoeval.judges.offline.embedder import MODEL_NAME
 from convoeval.judges.offline.kit import OfflineKit, get_kit
 from convoeval.judges.protocol._answers import AnswerProblem, RawReply, accept
@@ -67,9 +68,10 @@ class OfflineJudge:
             )
         started = time.perf_counter()
         context = contextvars.copy_context()  # as asyncio.to_thread does
-        raw = await asyncio.get_running_loop().run_in_executor(
-            _step_pool(), context.run, self._call, step, inputs
-        )
+        with one_blas_thread():  # set and restored here, on the loop's thread (see blas.py)
+            raw = await asyncio.get_running_loop().run_in_executor(
+                _step_pool(), context.run, self._call, step, inputs
+            )
         try:  # the same validation and check as every other judge's answers
             output = accept(step, inputs, RawReply(content=raw))
         except AnswerProblem as exc:
