@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import resource
 import subprocess
@@ -127,6 +128,34 @@ def evaluate_calls(url: str, count: int, limit: int, repeats: int) -> dict[str, 
     _checked(done, command[:2])
     found: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
     return found
+
+
+#: One process: the same plain-httpx requests as `bare_floor`, timed from before `import httpx`,
+#: as a script that sends them itself pays for its HTTP library too. Prints the wall seconds.
+_FRESH_FLOOR = """
+import asyncio, sys, time
+sys.path.insert(0, {here!r})
+import traffic
+assert "httpx" not in sys.modules, "the floor's import of httpx would not be counted"
+url, count, limit = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+started = time.perf_counter()
+asyncio.run(traffic._bare_requests(url, count, limit))
+print(time.perf_counter() - started)
+"""
+
+
+def fresh_floor(url: str, count: int, limit: int, repeats: int) -> float:
+    """The best wall time of `bare_floor`'s requests in a fresh process, its import of httpx
+    included: what the first `evaluate()` of a process is compared with (its judge imports
+    httpx on first use)."""
+    script = _FRESH_FLOOR.format(here=str(HERE))
+    best = math.inf
+    for _ in range(repeats):
+        command = [sys.executable, "-c", script, url, str(count), str(limit)]
+        done = subprocess.run(command, env=child_env(), capture_output=True, text=True)
+        _checked(done, command[:2])
+        best = min(best, float(done.stdout.strip().splitlines()[-1]))
+    return best
 
 
 def bare_floor(url: str, count: int, limit: int, repeats: int) -> float:

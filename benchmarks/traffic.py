@@ -32,8 +32,6 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -196,7 +194,10 @@ def run_metric(
 
 
 async def _bare_requests(url: str, count: int, conc: int) -> float:
-    """Wall time of `count` plain httpx requests at `conc` at once (no convoeval, no SDK)."""
+    """Wall time of `count` plain httpx requests at `conc` at once (no convoeval, no SDK).
+    httpx is imported here, so that _fixed_costs.py can time a fresh process's import of it."""
+    import httpx
+
     from convoeval.metrics.conversation_relevancy import VERDICTS
 
     body = {
