@@ -8,6 +8,8 @@ ToolCallF1) runs in its own child process: it scores a few conversations first (
 warm-up, timed apart), then N seeded conversations (6 exchanges, tool calls, 3 reference topics)
 through `aevaluate(..., judge="offline")`, and reports conversations per second (wall clock),
 CPU seconds and its peak RSS (resource.getrusage, so one metric's memory never hides another's),
+the CPU per conversation of each kind of thread (the event loop's, the offline steps', the
+model runs' and threads no Python code started, such as a BLAS library's, from /proc),
 and for the judge metrics what went to the embedding model (`Embedder.counts()`: texts, tokens,
 padding, calls and runs, and the runs' own CPU time) and the floor: the texts the timed part
 added to the cache, embedded again afterwards in the same process by a fresh embedder alone in
@@ -57,11 +59,13 @@ def child(metric: str, n: int, warmup: int = WARMUP, sizes: tuple[int, ...] = ()
             asyncio.run(aevaluate(rows[:warmup], [metric], judge="offline", show_progress=False))
         warmup_s = time.perf_counter() - started
         before, known = get_embedder().counts(), set(get_embedder().cached_texts())
+        threads_before = thread_cpu()
         started, cpu = time.perf_counter(), time.process_time()
         result = asyncio.run(
             aevaluate(rows[warmup:], [metric], judge="offline", show_progress=False, output=out)
         )
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+        threads = by_kind(threads_before, thread_cpu())
     model = {k: v - before[k] for k, v in get_embedder().counts().items()}
     summary = result.summary()[metric]
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
@@ -79,9 +83,41 @@ def child(metric: str, n: int, warmup: int = WARMUP, sizes: tuple[int, ...] = ()
         "failed": summary["failed"],
         "mean": summary["mean"],
         "model": model,
+        "thread_cpu_s": threads,
         "floor": floor(added, run_vectors),
         "run_sizes": {size: floor(added, run_vectors, size) for size in sizes},
     }
+
+
+def thread_cpu() -> dict[tuple[int, str], float]:
+    """CPU seconds of each thread of this process so far, by (native id, kind): the thread's
+    name without its number for threads Python started, else "not started by Python" (those of
+    a native library: a BLAS pool, say). Linux only (/proc); empty elsewhere."""
+    import os
+    import threading
+
+    names = {t.native_id: t.name.rstrip("_0123456789") for t in threading.enumerate()}
+    tick = os.sysconf("SC_CLK_TCK")
+    found = {}
+    for tid in os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else []:
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except FileNotFoundError:  # the thread ended meanwhile
+            continue
+        kind = names.get(int(tid), "not started by Python")
+        found[(int(tid), kind)] = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+    return found
+
+
+def by_kind(
+    before: dict[tuple[int, str], float], after: dict[tuple[int, str], float]
+) -> dict[str, float]:
+    """CPU seconds spent between two `thread_cpu` readings, summed by kind of thread."""
+    spent: dict[str, float] = {}
+    for key, seconds in after.items():
+        spent[key[1]] = spent.get(key[1], 0.0) + seconds - before.get(key, 0.0)
+    return spent
 
 
 def floor(texts: list[str], expected: Any, size: int | None = None) -> dict[str, Any]:
@@ -148,6 +184,9 @@ def main() -> int:
         print(f"{m}.peak_rss_mib: {f['peak_rss_mib']:.0f}")
         print(f"{m}.scored: {f['scored']}")
         print(f"{m}.failed: {f['failed']}")
+        for kind, seconds in sorted(f["thread_cpu_s"].items(), key=lambda kv: -kv[1]):
+            per = 1000 * seconds / f["conversations"]
+            print(f"{m}.thread_cpu_ms_per_conversation[{kind}]: {per:.2f}")
         model = f["model"]
         if model["texts"]:  # what the embedding model was given (texts not already cached)
             print(f"{m}.model_texts_per_conversation: {model['texts'] / f['conversations']:.2f}")

@@ -21,3 +21,5 @@ def test_speed_prints_machine_and_figures_for_a_cheap_metric() -> None:
     assert lines[0].startswith("# machine.commit: ")
     assert any(line.startswith("tool_call_f1.conversations_per_second: ") for line in lines)
     assert "tool_call_f1.failed: 0" in lines
+    assert any(line.startswith("tool_call_f1.thread_cpu_ms_per_conversation[MainThread]: ")
+               for line in lines)  # fmt: skip
