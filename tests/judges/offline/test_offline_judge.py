@@ -200,3 +200,19 @@ async def test_blas_holds_one_thread_while_steps_run_and_gets_its_count_back(
         after = blas_threads()
     assert seen and all(found == {1} for found in seen), seen
     assert after == {2}
+
+
+async def test_a_blas_that_cannot_be_limited_never_fails_a_step(
+    judge: OfflineJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from convoeval.judges.offline import blas
+
+    class Unlimitable:
+        def limit(self, **_: Any) -> Any:
+            raise OSError("this BLAS takes no thread limit")
+
+    monkeypatch.setattr(blas, "_controller", Unlimitable())
+    monkeypatch.setattr(blas, "_unavailable", False)
+    answer = await judge.run(_step(_offline_refusals), INPUTS)
+    assert answer.output.answered == {"weather": True, "hacking": False}
+    assert blas._unavailable  # not asked again for the rest of the process
