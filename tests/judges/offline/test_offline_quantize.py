@@ -22,7 +22,7 @@ TEXTS = [
 ]
 
 
-def _tiny_model(weights: np.ndarray, scales: np.ndarray) -> onnx.ModelProto:
+def _tiny_model(weights: np.ndarray, scales: np.ndarray, opset: int = 17) -> onnx.ModelProto:
     """y = x @ (float(weights) * scales), written the way the pinned model writes its layers."""
     rows, columns = weights.shape
     graph = helper.make_graph(
@@ -39,7 +39,7 @@ def _tiny_model(weights: np.ndarray, scales: np.ndarray) -> onnx.ModelProto:
             numpy_helper.from_array(scales.reshape(1, columns), "w_scale"),
         ],
     )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
 def _run(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
@@ -47,16 +47,22 @@ def _run(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
     return np.asarray(session.run(None, {"x": x})[0])
 
 
+@pytest.mark.parametrize("opset", [17, 18])  # ReduceMax takes its axes as an input from 18
 @pytest.mark.parametrize("signed", [True, False])
-def test_each_token_is_quantized_on_its_own_and_multiplied_exactly(signed: bool) -> None:
+def test_each_token_is_quantized_on_its_own_and_multiplied_exactly(
+    signed: bool, opset: int
+) -> None:
     rng = np.random.default_rng(7)
     weights = rng.integers(-127, 128, size=(16, 5)).astype(np.int8)
     scales = rng.uniform(0.001, 0.02, size=5).astype(np.float32)
     x = rng.normal(size=(2, 3, 16)).astype(np.float32)
     x[1, 2] *= 100.0  # one loud token must not coarsen the others' steps
-    model = _tiny_model(weights, scales)
+    model = _tiny_model(weights, scales, opset)
     assert quantize.integer_products(model, signed=signed) == 1
-    assert [n.op_type for n in model.graph.node].count("Cast") == 1  # only the uint8 cast
+    ops = [n.op_type for n in model.graph.node]
+    assert ops.count("Cast") == 1  # only the uint8 cast
+    # the product takes x's shape as it is: no node flattens the tokens or shapes them back
+    assert not {"Shape", "Slice", "Concat", "Reshape"} & set(ops), ops
     assert not {t.name for t in model.graph.initializer} & {"w_q", "w_scale"}
 
     got = _run(model, x)

@@ -72,8 +72,6 @@ def integer_products(model: onnx.ModelProto, *, signed: bool) -> int:
         _constant("int8.shift", np.array([128.5], np.float32)),  # +128, and +0.5 to round
         _constant("int8.one", np.array(1.0, np.float32)),
         _constant("int8.zero", np.array(128, np.uint8)),
-        _constant("int8.axis", np.array([1], np.int64)),
-        _constant("int8.lead", np.array([0], np.int64)),
         _constant("int8.last", np.array([-1], np.int64)),
     ]
     dropped: set[int] = set()
@@ -89,18 +87,15 @@ def integer_products(model: onnx.ModelProto, *, signed: bool) -> int:
         rewritten += 1
         p = f"int8.{rewritten}."
         values = numpy_helper.to_array(stored)
-        rows, columns = values.shape
         if not signed:
             values = (values.astype(np.int16) + 128).astype(np.uint8)
         added += [
             _constant(p + "w", values),
             _constant(p + "scales", numpy_helper.to_array(scale).reshape(-1).astype(np.float32)),
-            _constant(p + "width", np.array([columns], np.int64)),
         ]
         x = quantized.get(node.input[0])
         if x is None:
             x = quantized[node.input[0]] = p
-            added.append(_constant(p + "flat", np.array([-1, rows], np.int64)))
             nodes += _quantize_rows(node.input[0], p, opset)
         integer_inputs = [x + "q", p + "w", "int8.one", p + "scales", "int8.zero"]
         if not signed:
@@ -109,9 +104,7 @@ def integer_products(model: onnx.ModelProto, *, signed: bool) -> int:
             helper.make_node(
                 "MatMulIntegerToFloat", integer_inputs, [p + "y"], domain="com.microsoft"
             ),
-            helper.make_node("Mul", [p + "y", x + "down"], [p + "out"]),
-            helper.make_node("Concat", [x + "lead", p + "width"], [p + "out_shape"], axis=0),
-            helper.make_node("Reshape", [p + "out", p + "out_shape"], list(node.output)),
+            helper.make_node("Mul", [p + "y", x + "down"], list(node.output)),
         ]
         for old in (mul, cast):  # the float copy of the weights is no longer made
             if uses[old.output[0]] == 1:
@@ -129,21 +122,21 @@ def integer_products(model: onnx.ModelProto, *, signed: bool) -> int:
 
 
 def _quantize_rows(x: str, p: str, opset: int) -> list[onnx.NodeProto]:
-    """Nodes turning `x` (..., rows) into `p`q: uint8 (tokens, rows), each token scaled by
-    127/max|token| and shifted by 128; `p`down is max|token|/127 and `p`lead x's leading dims."""
+    """Nodes turning `x` (..., rows) into `p`q: uint8 of the same shape, each token (last axis)
+    scaled by 127/max|token| and shifted by 128; `p`down is max|token|/127 (..., 1). The products
+    take `x`'s shape as it is (MatMulIntegerToFloat multiplies like numpy.matmul): flattening
+    the tokens and shaping them back cost five nodes per product, about a fifth of the model's
+    node runs, for the same numbers."""
     if opset >= 18:
-        reduce = helper.make_node("ReduceMax", [p + "abs", "int8.axis"], [p + "max"])
+        reduce = helper.make_node("ReduceMax", [p + "abs", "int8.last"], [p + "max"])
     else:
-        reduce = helper.make_node("ReduceMax", [p + "abs"], [p + "max"], axes=[1])
+        reduce = helper.make_node("ReduceMax", [p + "abs"], [p + "max"], axes=[-1])
     return [
-        helper.make_node("Shape", [x], [p + "shape"]),
-        helper.make_node("Slice", [p + "shape", "int8.lead", "int8.last"], [p + "lead"]),
-        helper.make_node("Reshape", [x, p + "flat"], [p + "x"]),  # (tokens, rows)
-        helper.make_node("Abs", [p + "x"], [p + "abs"]),
-        reduce,  # (tokens, 1), keepdims
+        helper.make_node("Abs", [x], [p + "abs"]),
+        reduce,  # (..., 1), keepdims
         helper.make_node("Max", [p + "max", "int8.eps"], [p + "range"]),
         helper.make_node("Div", ["int8.levels", p + "range"], [p + "up"]),
-        helper.make_node("Mul", [p + "x", p + "up"], [p + "scaled"]),
+        helper.make_node("Mul", [x, p + "up"], [p + "scaled"]),
         helper.make_node("Add", [p + "scaled", "int8.shift"], [p + "shifted"]),
         helper.make_node("Cast", [p + "shifted"], [p + "q"], to=onnx.TensorProto.UINT8),
         helper.make_node("Div", [p + "range", "int8.levels"], [p + "down"]),
