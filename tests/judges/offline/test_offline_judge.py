@@ -196,10 +196,13 @@ async def test_blas_holds_one_thread_while_steps_run_and_gets_its_count_back(
     if not blas_threads():
         pytest.skip("numpy here has no BLAS that threadpoolctl can see")
     with threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        if before == {1}:
+            pytest.skip("this machine's BLAS runs one thread only: there is nothing to limit")
         await asyncio.gather(*(judge.run(_step(multiplying), INPUTS) for _ in range(8)))
         after = blas_threads()
     assert seen and all(found == {1} for found in seen), seen
-    assert after == {2}
+    assert after == before
 
 
 async def test_a_blas_that_cannot_be_limited_never_fails_a_step(
