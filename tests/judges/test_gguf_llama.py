@@ -95,6 +95,42 @@ def _assert_stopped(judge: GGUFJudge) -> None:
         socket.create_connection(("127.0.0.1", port), timeout=5).close()
 
 
+_START_STOP = """
+import sys
+from pathlib import Path
+from convoeval.judges.gguf.server import LlamaServer
+for cycle in range(int(sys.argv[2])):
+    server = LlamaServer(Path(sys.argv[1]), threads=1, ctx=256, slots=1)
+    server.start()
+    server.stop()
+    print(cycle, flush=True)
+"""
+
+
+@pytest.mark.llm
+def test_a_server_stopped_as_soon_as_it_started_stops(smollm2_gguf: Path) -> None:
+    """llama.cpp's task loop marks itself running when it begins, so a stop that came earlier was
+    lost and the stop waited for ever: a short run (the pytest plugin's session, a one-record
+    check) hung at its end on a busy machine. With a busy core beside it, the old code hung
+    within four start-and-stop cycles in each of three tries; `start()` now returns once the
+    loop answers."""
+    source = str(Path(__file__).resolve().parents[2] / "src")
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _START_STOP, str(smollm2_gguf), "5"],
+            capture_output=True, text=True, timeout=60,
+            env={**os.environ, "PYTHONPATH": source},
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"a stop never returned; cycles done: {exc.stdout!r}")
+    finally:
+        busy.kill()
+        busy.wait()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "1", "2", "3", "4"]
+
+
 class _Interrupted(Metric):
     """Test metric (not registered): Ctrl-C while it scores (the judge's server has started)."""
 

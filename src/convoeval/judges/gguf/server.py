@@ -16,6 +16,8 @@ from convoeval.judges.protocol.base import JudgeConfigError
 
 #: The only address the server listens on.
 HOST = "127.0.0.1"
+#: Seconds the started server has to answer its first request before it counts as failed.
+READY_TIMEOUT_S = 120.0
 #: What to do when the optional extra is missing.
 INSTALL_HINT = "pip install 'convoeval[local]'"
 
@@ -86,6 +88,7 @@ class LlamaServer:
             params.cpuparams_batch.poll = 0
             params.verbosity = 0  # its own log stays quiet; failures are said below
             params.ui = False
+            params.endpoint_slots = True  # `_wait_for_task_loop` asks it
             try:
                 server = xllamacpp.Server(params)
             except RuntimeError as exc:
@@ -99,6 +102,11 @@ class LlamaServer:
                 del server
                 raise ServerStartError(f"llama.cpp listens on {address}, not on {HOST}; stopped")
             self._server = server
+            try:
+                _wait_for_task_loop(address)
+            except ServerStartError:
+                _drop(self.__dict__)
+                raise
             self._url = f"{address}/v1"
             return self._url
 
@@ -106,6 +114,28 @@ class LlamaServer:
         """Stop the server (nothing when it is not running); `start()` may start it again."""
         with self._lock:
             _drop(self.__dict__)
+
+
+def _wait_for_task_loop(address: str) -> None:
+    """Return once llama.cpp's task loop answers a request (`GET /slots` goes through it).
+
+    The loop marks itself running when it begins, so a stop that came before that was lost and
+    stopping then waited for ever (under load: tests/judges/test_gguf_llama.py). Plain
+    http.client on purpose: one local request, no proxy settings to honour or avoid."""
+    import http.client
+
+    port = int(address.rsplit(":", 1)[1])
+    connection = http.client.HTTPConnection(HOST, port, timeout=READY_TIMEOUT_S)
+    try:
+        connection.request("GET", "/slots")
+        reply = connection.getresponse()
+        reply.read()
+    except OSError as exc:
+        raise ServerStartError(f"llama.cpp on port {port} did not answer ({exc})") from None
+    finally:
+        connection.close()
+    if reply.status != 200:
+        raise ServerStartError(f"llama.cpp on port {port} answered GET /slots {reply.status}")
 
 
 def _drop(state: dict[str, Any]) -> None:
