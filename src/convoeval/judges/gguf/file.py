@@ -70,11 +70,8 @@ def file_sha256(path: Path) -> str:
     if isinstance(stored, str) and len(stored) == 64:
         digest = stored
     else:
-        sha = hashlib.sha256()
         with path.open("rb") as fh:
-            while block := fh.read(1 << 20):
-                sha.update(block)
-        digest = sha.hexdigest()
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()
         known[_memo_key(key)] = digest
         with contextlib.suppress(OSError):  # a read-only cache folder: hash again next time
             memo.parent.mkdir(parents=True, exist_ok=True)

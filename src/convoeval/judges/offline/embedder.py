@@ -69,12 +69,9 @@ def default_tokenizer_path() -> Path:
 
 
 def file_sha256(path: Path) -> str:
-    """Hex SHA-256 of a file, read in chunks."""
-    digest = hashlib.sha256()
+    """Hex SHA-256 of a file (hashlib reads it in chunks)."""
     with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 @dataclass(eq=False)
