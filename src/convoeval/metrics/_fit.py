@@ -59,23 +59,20 @@ async def fitted(
         return [build(run) for run in runs]
     reason_first = bool(getattr(ask.judge, "reason_first", False))
 
-    def need(run: list[T]) -> tuple[int, int]:
-        return request_tokens(step, build(run), reason_first=reason_first), (
-            ANSWER_TOKENS * verdicts(run)
-        )
-
-    def fits(run: list[T]) -> bool:
-        prompt, answer = need(run)
+    def fits(inputs: InputT, run: list[T]) -> bool:
+        answer = ANSWER_TOKENS * verdicts(run)
+        prompt = request_tokens(step, inputs, reason_first=reason_first)
         return (output is None or answer <= output) and (
             context is None or prompt + answer <= context
         )
 
-    fitted_runs: list[list[T]] = []
+    fitted_inputs: list[InputT] = []
     for run in runs:
         start = 0
         while start < len(run):
             end = start + 1
-            prompt, _ = need(run[start:end])
+            current = build(run[start:end])
+            prompt = request_tokens(step, current, reason_first=reason_first)
             if context is not None and prompt >= context:
                 raise JudgeError(
                     step.name,
@@ -84,8 +81,11 @@ async def fitted(
                 )
             # one unit whose answer allowance does not fit is still asked alone: 84 tokens a
             # verdict is an allowance, not a measure
-            while end < len(run) and fits(run[start : end + 1]):
-                end += 1
-            fitted_runs.append(run[start:end])
+            while end < len(run):
+                longer = build(run[start : end + 1])
+                if not fits(longer, run[start : end + 1]):
+                    break
+                current, end = longer, end + 1
+            fitted_inputs.append(current)  # the input already built for the run kept
             start = end
-    return [build(run) for run in fitted_runs]
+    return fitted_inputs
