@@ -9,9 +9,10 @@ warm-up, timed apart), then N seeded conversations (6 exchanges, tool calls, 3 r
 through `aevaluate(..., judge="offline")`, and reports conversations per second (wall clock),
 CPU seconds and its peak RSS (resource.getrusage, so one metric's memory never hides another's),
 the CPU per conversation of each kind of thread (the event loop's, the offline steps', the
-model runs' and threads no Python code started, such as a BLAS library's, from /proc),
-and for the judge metrics what went to the embedding model (`Embedder.counts()`: texts, tokens,
-padding, calls and runs, and the runs' own CPU time) and the floor: the texts the timed part
+model runs' and threads no Python code started, such as a BLAS library's, from /proc), the
+cores the whole machine left idle meanwhile (/proc/stat), and for the judge metrics what went to
+the embedding model (`Embedder.counts()`: texts, tokens, padding, calls and runs, the runs' own
+CPU time and the time they waited beyond it) and the floor: the texts the timed part
 added to the cache, embedded again afterwards in the same process by a fresh embedder alone in
 one call, one model run at a time, give the model's own CPU per text; texts embedded per
 conversation times that is the least CPU a conversation can cost, and the CPU per conversation is
@@ -59,13 +60,14 @@ def child(metric: str, n: int, warmup: int = WARMUP, sizes: tuple[int, ...] = ()
             asyncio.run(aevaluate(rows[:warmup], [metric], judge="offline", show_progress=False))
         warmup_s = time.perf_counter() - started
         before, known = get_embedder().counts(), set(get_embedder().cached_texts())
-        threads_before = thread_cpu()
+        threads_before, machine_before = thread_cpu(), machine_ticks()
         started, cpu = time.perf_counter(), time.process_time()
         result = asyncio.run(
             aevaluate(rows[warmup:], [metric], judge="offline", show_progress=False, output=out)
         )
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
         threads = by_kind(threads_before, thread_cpu())
+        idle_cores = idle_between(machine_before, machine_ticks())
     model = {k: v - before[k] for k, v in get_embedder().counts().items()}
     summary = result.summary()[metric]
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
@@ -84,6 +86,7 @@ def child(metric: str, n: int, warmup: int = WARMUP, sizes: tuple[int, ...] = ()
         "mean": summary["mean"],
         "model": model,
         "thread_cpu_s": threads,
+        "idle_cores": idle_cores,
         "floor": floor(added, run_vectors),
         "run_sizes": {size: floor(added, run_vectors, size) for size in sizes},
     }
@@ -108,6 +111,25 @@ def thread_cpu() -> dict[tuple[int, str], float]:
         kind = names.get(int(tid), "not started by Python")
         found[(int(tid), kind)] = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
     return found
+
+
+def machine_ticks() -> tuple[int, int] | None:
+    """(idle, all) CPU ticks of the whole machine so far, from /proc/stat; None elsewhere."""
+    try:
+        with open("/proc/stat") as handle:
+            ticks = [int(x) for x in handle.readline().split()[1:9]]  # user .. steal
+    except (OSError, ValueError):
+        return None
+    return ticks[3], sum(ticks)
+
+
+def idle_between(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    """Cores the machine left idle on average between two `machine_ticks` readings."""
+    import os
+
+    if before is None or after is None or after[1] == before[1]:
+        return None
+    return (after[0] - before[0]) / (after[1] - before[1]) * (os.cpu_count() or 1)
 
 
 def by_kind(
@@ -184,6 +206,8 @@ def main() -> int:
         print(f"{m}.peak_rss_mib: {f['peak_rss_mib']:.0f}")
         print(f"{m}.scored: {f['scored']}")
         print(f"{m}.failed: {f['failed']}")
+        if f["idle_cores"] is not None:  # cores with nothing to run while the timed part ran
+            print(f"{m}.machine_idle_cores: {f['idle_cores']:.2f}")
         for kind, seconds in sorted(f["thread_cpu_s"].items(), key=lambda kv: -kv[1]):
             per = 1000 * seconds / f["conversations"]
             print(f"{m}.thread_cpu_ms_per_conversation[{kind}]: {per:.2f}")
@@ -196,6 +220,10 @@ def main() -> int:
             cpu = model["run_cpu_ns"] / 1e6
             print(f"{m}.model_run_cpu_ms_per_conversation: {cpu / f['conversations']:.2f}")
             print(f"{m}.model_run_cpu_ms_per_text: {cpu / model['texts']:.3f}")
+            # A run's wall time beyond its CPU: its thread waiting for the GIL to come back
+            # (held by the steps' Python code) or for a core.
+            waited = (model["run_wall_ns"] - model["run_cpu_ns"]) / 1e6 / f["conversations"]
+            print(f"{m}.model_run_waiting_ms_per_conversation: {waited:.2f}")
             per_text = f["floor"]["cpu_ms_per_text"]
             least = per_text * model["texts"] / f["conversations"]
             print(f"{m}.floor_texts_measured: {f['floor']['texts']}")

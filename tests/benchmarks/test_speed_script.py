@@ -23,3 +23,6 @@ def test_speed_prints_machine_and_figures_for_a_cheap_metric() -> None:
     assert "tool_call_f1.failed: 0" in lines
     assert any(line.startswith("tool_call_f1.thread_cpu_ms_per_conversation[MainThread]: ")
                for line in lines)  # fmt: skip
+    if os.path.exists("/proc/stat"):  # Linux: the cores the machine left idle meanwhile
+        idle = next(x for x in lines if x.startswith("tool_call_f1.machine_idle_cores: "))
+        assert 0.0 <= float(idle.split(": ")[1]) <= (os.cpu_count() or 1)

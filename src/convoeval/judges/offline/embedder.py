@@ -155,6 +155,7 @@ class Embedder:
             "runs": 0,
             "calls": 0,
             "run_cpu_ns": 0,
+            "run_wall_ns": 0,
         }
 
     @property
@@ -170,8 +171,9 @@ class Embedder:
 
     def counts(self) -> dict[str, int]:
         """What went to the model so far: grouped calls, runs, texts, their tokens, the tokens
-        with padding and the CPU time of the runs (for benchmarks/speed.py; cache hits are not
-        counted)."""
+        with padding, and the runs' CPU and wall time (their difference is time a run's thread
+        waited: for the GIL on its way back, or for a core). For benchmarks/speed.py; cache hits
+        are not counted."""
         return dict(self._counts)
 
     def cached_texts(self) -> list[str]:
@@ -403,7 +405,7 @@ class Embedder:
         self._counts["tokens"] += sum(lengths)
         self._counts["padded_tokens"] += padded
 
-        spent: list[int] = []
+        spent: list[tuple[int, int]] = []
 
         def run(chunk: list[int]) -> None:
             width = max(len(encodings[k].ids) for k in chunk)
@@ -416,9 +418,12 @@ class Embedder:
             feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             feeds = {name: feeds[name] for name in self._input_names}
             # Only the caller holding `_busy` runs the model, on at most `threads` runs at once.
-            started = time.thread_time_ns()  # the run's own thread (1 onnxruntime thread each)
+            # CPU of the run's own thread (1 onnxruntime thread each) within its wall time
+            began = time.perf_counter_ns()
+            started = time.thread_time_ns()
             hidden = self._session.run(None, feeds)[0]
-            spent.append(time.thread_time_ns() - started)
+            cpu = time.thread_time_ns() - started
+            spent.append((cpu, time.perf_counter_ns() - began))
             result[chunk] = _pool(np.asarray(hidden, dtype=np.float32), mask)
 
         if self._threads < 2 or len(chunks) == 1:
@@ -427,7 +432,8 @@ class Embedder:
         else:
             for _ in self._run_pool().map(run, chunks):  # re-raises the first failed run's error
                 pass
-        self._counts["run_cpu_ns"] += sum(spent)
+        self._counts["run_cpu_ns"] += sum(cpu for cpu, _ in spent)
+        self._counts["run_wall_ns"] += sum(wall for _, wall in spent)
         return result
 
     def _run_pool(self) -> ThreadPoolExecutor:
