@@ -336,7 +336,8 @@ def test_counts_record_what_went_to_the_model_and_not_cache_hits() -> None:
     # 3 texts, at most 2 per run, an even number of runs: [shortest two] and [longest]
     assert first["runs"] == 2
     assert first["padded_tokens"] == 2 * lengths[1] + lengths[2]
-    assert 0 < first["run_cpu_ns"] <= first["run_wall_ns"]
+    # The runs' wall time holds their CPU time (two clocks, so not to the nanosecond).
+    assert first["run_cpu_ns"] > 0 and first["run_wall_ns"] > 0.9 * first["run_cpu_ns"]
     emb.embed(["two words here", "one"])  # cached: nothing more goes to the model
     assert emb.counts() == first
 
