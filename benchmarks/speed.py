@@ -206,8 +206,10 @@ def main() -> int:
         print(f"{m}.peak_rss_mib: {f['peak_rss_mib']:.0f}")
         print(f"{m}.scored: {f['scored']}")
         print(f"{m}.failed: {f['failed']}")
-        if f["idle_cores"] is not None:  # cores with nothing to run while the timed part ran
-            print(f"{m}.machine_idle_cores: {f['idle_cores']:.2f}")
+        # Cores with nothing to run while the timed part ran (n/a off Linux, or when it took
+        # less than one tick of /proc/stat's clock).
+        idle = "n/a" if f["idle_cores"] is None else f"{f['idle_cores']:.2f}"
+        print(f"{m}.machine_idle_cores: {idle}")
         for kind, seconds in sorted(f["thread_cpu_s"].items(), key=lambda kv: -kv[1]):
             per = 1000 * seconds / f["conversations"]
             print(f"{m}.thread_cpu_ms_per_conversation[{kind}]: {per:.2f}")

@@ -23,6 +23,22 @@ def test_speed_prints_machine_and_figures_for_a_cheap_metric() -> None:
     assert "tool_call_f1.failed: 0" in lines
     assert any(line.startswith("tool_call_f1.thread_cpu_ms_per_conversation[MainThread]: ")
                for line in lines)  # fmt: skip
-    if os.path.exists("/proc/stat"):  # Linux: the cores the machine left idle meanwhile
-        idle = next(x for x in lines if x.startswith("tool_call_f1.machine_idle_cores: "))
-        assert 0.0 <= float(idle.split(": ")[1]) <= (os.cpu_count() or 1)
+    # The cores the machine left idle meanwhile: n/a off Linux or when 3 conversations took less
+    # than one tick of /proc/stat's clock (10 ms), else a count of cores.
+    idle = next(x for x in lines if x.startswith("tool_call_f1.machine_idle_cores: "))
+    value = idle.split(": ")[1]
+    assert value == "n/a" or 0.0 <= float(value) <= (os.cpu_count() or 1), idle
+
+
+def test_idle_cores_are_the_idle_share_of_the_ticks_times_the_cores() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import speed
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    cores = os.cpu_count() or 1
+    assert speed.idle_between((100, 400), (150, 600)) == 0.25 * cores
+    assert speed.idle_between((100, 400), (100, 400)) is None  # no tick went by
+    assert speed.idle_between(None, (150, 600)) is None  # no /proc/stat
+    ticks = speed.machine_ticks()
+    assert ticks is None or 0 <= ticks[0] <= ticks[1]
