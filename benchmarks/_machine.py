@@ -77,6 +77,14 @@ def describe() -> str:
     return "\n".join(f"# machine.{key}: {value}" for key, value in lines.items())
 
 
+def cpu_seconds(stat: str | Path) -> float:
+    """CPU seconds (user + system) so far of the process or thread whose /proc `stat` file this
+    is (Linux only; OSError when it is gone)."""
+    with open(stat) as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()  # after the name, which may hold spaces
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def print_machine() -> None:
     """Print `describe()` now and the load average again when the benchmark ends (a machine
     that got busy during the run shows there). Call it first in a benchmark's main."""

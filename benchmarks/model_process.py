@@ -25,7 +25,6 @@ import argparse
 import asyncio
 import json
 import multiprocessing
-import os
 import statistics
 import subprocess
 import sys
@@ -39,6 +38,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
+from _machine import cpu_seconds  # noqa: E402
 from _workload import conversations  # noqa: E402
 from speed import WARMUP, idle_between, machine_ticks  # noqa: E402
 
@@ -53,13 +53,6 @@ def serve_model(conn: Connection) -> None:
     embedder.load()
     while (texts := conn.recv()) is not None:
         conn.send_bytes(embedder._embed_uncached(texts).tobytes())
-
-
-def process_cpu(pid: int) -> float:
-    """CPU seconds a process has used so far (Linux /proc)."""
-    with open(f"/proc/{pid}/stat") as handle:
-        fields = handle.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run_arm(arm: str, metric: str, n: int) -> dict[str, Any]:
@@ -90,12 +83,13 @@ def run_arm(arm: str, metric: str, n: int) -> dict[str, Any]:
         embedding.Embedder.load = lambda self: None  # type: ignore[method-assign]
     rows = conversations(n + WARMUP, tools=True)
     asyncio.run(aevaluate(rows[:WARMUP], [metric], judge="offline", show_progress=False))
-    ticks, helper_cpu = machine_ticks(), process_cpu(helper.pid) if helper and helper.pid else 0.0
+    ticks = machine_ticks()
+    helper_cpu = cpu_seconds(f"/proc/{helper.pid}/stat") if helper and helper.pid else 0.0
     started, cpu = time.perf_counter(), time.process_time()
     result = asyncio.run(aevaluate(rows[WARMUP:], [metric], judge="offline", show_progress=False))
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     if helper is not None and helper.pid:
-        cpu += process_cpu(helper.pid) - helper_cpu
+        cpu += cpu_seconds(f"/proc/{helper.pid}/stat") - helper_cpu
         mine.send(None)
         helper.join(10)
     summary = result.summary()[metric]

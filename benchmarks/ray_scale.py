@@ -44,6 +44,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
+from _machine import cpu_seconds  # noqa: E402
 from _workload import conversations  # noqa: E402
 from run_memory import _record  # noqa: E402
 
@@ -79,7 +80,6 @@ class _WorkerCpu:
         self.seen: dict[int, float] = {}
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._watch, daemon=True)
-        self.tick = os.sysconf("SC_CLK_TCK")
         self.before: dict[int, float] = {}
 
     def __enter__(self) -> _WorkerCpu:
@@ -104,10 +104,9 @@ class _WorkerCpu:
             try:
                 if not (entry / "cmdline").read_bytes().startswith(b"ray::Worker"):
                     continue
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                self.seen[int(entry.name)] = cpu_seconds(entry / "stat")
             except OSError:
                 continue
-            self.seen[int(entry.name)] = (int(fields[11]) + int(fields[12])) / self.tick
 
     @property
     def seconds(self) -> float:

@@ -99,17 +99,16 @@ def thread_cpu() -> dict[tuple[int, str], float]:
     import os
     import threading
 
+    from _machine import cpu_seconds
+
     names = {t.native_id: t.name.rstrip("_0123456789") for t in threading.enumerate()}
-    tick = os.sysconf("SC_CLK_TCK")
     found = {}
     for tid in os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else []:
         try:
-            with open(f"/proc/self/task/{tid}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
+            seconds = cpu_seconds(f"/proc/self/task/{tid}/stat")
         except FileNotFoundError:  # the thread ended meanwhile
             continue
-        kind = names.get(int(tid), "not started by Python")
-        found[(int(tid), kind)] = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+        found[(int(tid), names.get(int(tid), "not started by Python"))] = seconds
     return found
 
 
