@@ -11,9 +11,9 @@ three ways, each in a fresh process, taking turns so that the host's drift falls
 - `shipped`: as convoeval runs it;
 - `switch_0.5ms`: with Python's thread switch interval at 0.5 ms instead of 5 ms, so a waiting
   thread gets the GIL sooner;
-- `model_process`: every grouped model call goes over a pipe to a spawned process that holds the
-  model (an Embedder of its own, two model threads), so no step thread ever holds the GIL that
-  the model threads need. Its CPU is counted with the run's.
+- `model_process`: every model run goes over a pipe to a spawned process that holds the model
+  (one pipe and one thread there per runner thread of the embedder), so no step thread ever
+  holds the GIL that the model's threads need. Its CPU is counted with the run's.
 
 It prints conversations per second, CPU per conversation (the model process's included) and the
 cores the machine left idle during the timed part, per run and as medians.
@@ -45,14 +45,29 @@ from speed import WARMUP, idle_between, machine_ticks  # noqa: E402
 ARMS = ("shipped", "switch_0.5ms", "model_process")
 
 
-def serve_model(conn: Connection) -> None:
-    """The model process: embed each list of texts received, send the vectors back as bytes."""
+def serve_model(conns: list[Connection]) -> None:
+    """The model process: a thread per pipe runs each padded run it receives (ids and mask) and
+    sends back the vectors and the run's CPU and wall nanoseconds."""
+    import numpy as np
+
     from convoeval.judges.offline.embedder import Embedder
 
-    embedder = Embedder(threads=2, cache_size=0)
+    embedder = Embedder(threads=len(conns), cache_size=0)
     embedder.load()
-    while (texts := conn.recv()) is not None:
-        conn.send_bytes(embedder._embed_uncached(texts).tobytes())
+
+    def serve(conn: Connection) -> None:
+        while (shape := conn.recv()) is not None:
+            data = conn.recv_bytes()
+            ids = np.frombuffer(data, dtype=np.int64).reshape(2, *shape)
+            vectors, cpu, wall = embedder._forward(ids[0], ids[1])
+            conn.send((cpu, wall))
+            conn.send_bytes(vectors.tobytes())
+
+    threads = [threading.Thread(target=serve, args=(conn,)) for conn in conns]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 def run_arm(arm: str, metric: str, n: int) -> dict[str, Any]:
@@ -67,20 +82,27 @@ def run_arm(arm: str, metric: str, n: int) -> dict[str, Any]:
         sys.setswitchinterval(0.0005)
     elif arm == "model_process":
         context = multiprocessing.get_context("spawn")
-        mine, theirs = context.Pipe()
-        helper = context.Process(target=serve_model, args=(theirs,), daemon=True)
+        pipes = [context.Pipe() for _ in range(2)]  # one per runner thread of the embedder
+        helper = context.Process(target=serve_model, args=([t for _, t in pipes],), daemon=True)
         helper.start()
+        free = [mine for mine, _ in pipes]
         lock = threading.Lock()
 
-        def over_the_pipe(self: Any, texts: list[str], encodings: Any = None) -> Any:
-            with lock:  # one grouped call at a time, as the embedder's own `_busy` flag does
-                mine.send(texts)
+        def over_the_pipe(self: Any, ids: Any, mask: Any) -> Any:
+            with lock:
+                mine = free.pop()
+            try:
+                mine.send(ids.shape)
+                mine.send_bytes(np.stack([ids, mask]).tobytes())
+                cpu, wall = mine.recv()
                 data = mine.recv_bytes()
-            self._counts["texts"] += len(texts)
-            return np.frombuffer(data, dtype=np.float32).reshape(len(texts), embedding.DIM)
+            finally:
+                with lock:
+                    free.append(mine)
+            vectors = np.frombuffer(data, dtype=np.float32).reshape(len(ids), embedding.DIM)
+            return vectors, cpu, wall
 
-        embedding.Embedder._embed_uncached = over_the_pipe  # type: ignore[method-assign]
-        embedding.Embedder.load = lambda self: None  # type: ignore[method-assign]
+        embedding.Embedder._forward = over_the_pipe  # type: ignore[method-assign]
     rows = conversations(n + WARMUP, tools=True)
     asyncio.run(aevaluate(rows[:WARMUP], [metric], judge="offline", show_progress=False))
     ticks = machine_ticks()
@@ -90,7 +112,8 @@ def run_arm(arm: str, metric: str, n: int) -> dict[str, Any]:
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     if helper is not None and helper.pid:
         cpu += cpu_seconds(f"/proc/{helper.pid}/stat") - helper_cpu
-        mine.send(None)
+        for mine, _ in pipes:
+            mine.send(None)
         helper.join(10)
     summary = result.summary()[metric]
     return {

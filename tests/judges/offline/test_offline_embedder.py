@@ -7,6 +7,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -203,27 +204,37 @@ def test_a_multi_megabyte_message_keeps_memory_bounded() -> None:
 def _spy(
     monkeypatch: pytest.MonkeyPatch, emb: Embedder, hold_first: int, poison: str | None = None
 ) -> tuple[list[list[str]], threading.Event]:
-    """Record every model call's texts on `emb` and fail any call that contains `poison`. The
-    first call holds until `hold_first` other requests are queued behind it (so they meet in
-    the next call); the event says that first call has begun."""
+    """Record the texts of every group a runner takes from the queue (one model call's worth),
+    and fail any model run that holds `poison`. The first group is held until `hold_first`
+    other requests are queued behind it (so they meet in the next group); the event says that
+    first group was taken."""
     calls: list[list[str]] = []
     began = threading.Event()
-    real = emb._embed_uncached
+    prepare, execute = emb._prepare, emb._execute
 
-    def spied(texts: list[str]) -> np.ndarray:
-        calls.append(list(texts))
+    def spied_prepare(group: list[Any]) -> list[Any]:
+        calls.append([t for pending in group for t in pending.texts])
         if len(calls) == 1:
             began.set()
             deadline = time.monotonic() + 60
             while len(emb._waiting) < hold_first:  # read-only peek at the queue
                 assert time.monotonic() < deadline, "the other threads never queued"
                 time.sleep(0.001)
-        if poison is not None and poison in texts:
-            raise ValueError("poisoned text")
-        return real(texts)
+        return prepare(group)
 
-    monkeypatch.setattr(emb, "_embed_uncached", spied)
+    def spied_execute(run: Any) -> Any:
+        if poison is not None and poison in _texts(run):
+            return ValueError("poisoned text")
+        return execute(run)
+
+    monkeypatch.setattr(emb, "_prepare", spied_prepare)
+    monkeypatch.setattr(emb, "_execute", spied_execute)
     return calls, began
+
+
+def _texts(run: Any) -> list[str]:
+    """The texts of one model run."""
+    return [pending.texts[row] for pending, row in run.targets]
 
 
 def _in_threads(
@@ -323,7 +334,83 @@ def test_runs_side_by_side_give_exactly_the_vectors_of_one_run_at_a_time() -> No
     side_by_side = Embedder(cache_size=0, threads=2, batch_size=8)
     one_at_a_time = Embedder(cache_size=0, threads=1, batch_size=8)
     np.testing.assert_array_equal(side_by_side.embed(texts), one_at_a_time.embed(texts))
-    assert side_by_side._runners is not None and one_at_a_time._runners is None
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_threads_bounds_the_model_runs_going_at_once(
+    monkeypatch: pytest.MonkeyPatch, threads: int
+) -> None:
+    emb = Embedder(cache_size=0, threads=threads, batch_size=2)
+    emb.load()
+    going, peak, lock = [0], [0], threading.Lock()
+    execute = emb._execute
+
+    def counted(run: Any) -> Any:
+        with lock:
+            going[0] += 1
+            peak[0] = max(peak[0], going[0])
+        time.sleep(0.02)  # long enough for the other runner to start its own run
+        try:
+            return execute(run)
+        finally:
+            with lock:
+                going[0] -= 1
+
+    monkeypatch.setattr(emb, "_execute", counted)
+    emb.embed([f"text number {k}" for k in range(12)])
+    assert peak[0] == threads
+
+
+def test_a_request_is_answered_without_waiting_for_other_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 35: a thread's vectors come as soon as its own runs are done, while another
+    thread's run is still going, so the model never idles between grouped calls."""
+    emb = Embedder(cache_size=0, threads=2)
+    emb.load()
+    slow_started, release = threading.Event(), threading.Event()
+    execute = emb._execute
+
+    def held(run: Any) -> Any:
+        if "slow text" in _texts(run):
+            slow_started.set()
+            assert release.wait(60)
+        return execute(run)
+
+    monkeypatch.setattr(emb, "_execute", held)
+    slow: list[Any] = []
+    worker = threading.Thread(target=lambda: slow.append(emb.embed(["slow text"])))
+    worker.start()
+    try:
+        assert slow_started.wait(60)
+        fast = emb.embed(["fast text", "another fast text"])  # while the slow run is held
+        assert not slow
+    finally:
+        release.set()
+        worker.join(60)
+    alone = Embedder(cache_size=0)
+    np.testing.assert_array_equal(fast, alone.embed(["fast text", "another fast text"]))
+    np.testing.assert_array_equal(slow[0], alone.embed(["slow text"]))
+
+
+def test_a_text_that_cannot_be_tokenized_fails_only_its_own_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    emb = Embedder(cache_size=0)
+    emb.load()
+    encode = emb._encode
+
+    def failing(text: str) -> Any:
+        if text == "untokenizable":
+            raise ValueError("cannot tokenize")
+        return encode(text)
+
+    monkeypatch.setattr(emb, "_encode", failing)
+    with pytest.raises(ValueError, match="cannot tokenize"):
+        emb.embed(["fine text", "untokenizable"])
+    np.testing.assert_array_equal(
+        emb.embed(["fine text"]), Embedder(cache_size=0).embed(["fine text"])
+    )
 
 
 def test_counts_record_what_went_to_the_model_and_not_cache_hits() -> None:

@@ -19,7 +19,7 @@ import os
 import string
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -76,17 +76,29 @@ def file_sha256(path: Path) -> str:
 
 @dataclass(eq=False)
 class _Pending:
-    """One thread's uncached texts, waiting for a model call (filled in by whoever makes it)."""
+    """One thread's uncached texts, waiting for their vectors (filled in by the model runners)."""
 
     texts: list[str]
     vectors: FloatArray | None = None
     error: BaseException | None = None
-    done: bool = False
+    #: Set once every vector is in (or the request failed).
+    done: threading.Event = field(default_factory=threading.Event)
     #: Row of each text in `vectors`.
     rows: dict[str, int] = field(init=False)
+    #: Texts whose vectors are still to come.
+    left: int = field(init=False)
 
     def __post_init__(self) -> None:
         self.rows = {text: k for k, text in enumerate(self.texts)}
+        self.left = len(self.texts)
+
+
+@dataclass(eq=False)
+class _Run:
+    """One model run: its texts' encodings, and the request and row each vector goes to."""
+
+    encodings: list[Any]
+    targets: list[tuple[_Pending, int]]
 
 
 class Embedder:
@@ -136,13 +148,19 @@ class Embedder:
         self._integer = integer
         self._cache: OrderedDict[str, FloatArray] = OrderedDict()
         self._load_lock = threading.Lock()
-        #: Guards the cache and the queue of waiting texts (never held during a model call).
+        #: Guards the cache, the queues and the runners' state (never held during a model run).
         self._run_lock = threading.Lock()
+        #: Runners with nothing to run wait on it while another prepares runs.
         self._turn = threading.Condition(self._run_lock)
+        #: Requests queued and not yet taken by a runner.
         self._waiting: list[_Pending] = []
+        #: Runs prepared from taken requests, not yet started.
+        self._runs: deque[_Run] = deque()
         #: Texts queued or being embedded, and the request that will bring their vectors.
         self._inflight: dict[str, _Pending] = {}
-        self._busy = False
+        #: Runner threads in `_drain`, and how many of them are preparing runs.
+        self._active = 0
+        self._preparing = 0
         self._session: Any = None
         self._tokenizer: Any = None
         self._input_names: list[str] = []
@@ -241,12 +259,15 @@ class Embedder:
     def embed(self, texts: Sequence[str]) -> FloatArray:
         """Embed `texts` into an (n, 384) float32 array of unit vectors (cached per text).
 
-        Safe to call from many threads at once: the texts not in the cache join a queue, and
-        while one thread runs the model the others wait; the next thread to find the model free
-        embeds everything queued by then (up to `group_limit` texts) in one grouped call and
-        hands each thread its vectors. No timer: a thread alone is served at once. A text that
-        another thread has queued or is embedding is not queued again: this thread waits for
-        that vector, so each distinct text goes to the model once (while it stays cached).
+        Safe to call from many threads at once: the texts not in the cache join a queue and this
+        thread waits for their vectors. `threads` runner threads keep the model busy: a runner
+        with nothing left to run takes everything queued by then (up to `group_limit` texts),
+        tokenizes it and splits it into runs by length, and the runners take those runs one at
+        a time, so one runner prepares the next runs while the other is still running the last
+        ones, and a request is answered as soon as its own texts are done. No timer: a thread
+        alone is served at once. A text that another thread has queued or is embedding is not
+        queued again: this thread waits for that vector, so each distinct text goes to the
+        model once (while it stays cached).
         """
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         with self._run_lock:
@@ -262,8 +283,10 @@ class Embedder:
                 self._inflight[text] = pending
             if mine:
                 self._waiting.append(pending)
+                self._start_runners()
             sources = {texts[i]: self._inflight[texts[i]] for i in missing}
-        self._wait_for(list({id(p): p for p in sources.values()}.values()))
+        for source in {id(p): p for p in sources.values()}.values():
+            source.done.wait()
         if pending.error is not None:
             raise pending.error
         retry = [i for i in missing if sources[texts[i]].error is not None]
@@ -291,38 +314,50 @@ class Embedder:
                 out[i] = hit
         return missing
 
-    def _wait_for(self, needed: list[_Pending]) -> None:
-        """Until every request in `needed` is done, serving queued requests whenever the model
-        is free (in one model call shared with the other waiting threads)."""
-        with self._turn:
-            while not all(pending.done for pending in needed):
-                if self._busy:
-                    self._turn.wait()
-                    continue
-                assert self._waiting, "a request is neither queued, running nor done"
-                group = self._take_group()
-                self._busy = True
-                self._turn.release()
-                try:
-                    self._serve(group)
-                finally:
-                    self._turn.acquire()
-                    self._settle(group)
-                    self._busy = False
-                    self._turn.notify_all()
+    def _start_runners(self) -> None:
+        """Start runner threads up to `threads` (called with `_run_lock` held, after queueing)."""
+        if self._runners is None or self._runners_pid != os.getpid():
+            # First use, or a forked child: the parent's runner threads are not here.
+            self._runners = ThreadPoolExecutor(self._threads, "convoeval-embed")
+            self._runners_pid = os.getpid()
+            self._active = self._preparing = 0
+        while self._active < self._threads:
+            self._active += 1
+            self._runners.submit(self._drain)
 
-    def _settle(self, group: list[_Pending]) -> None:
-        """After a model call: cache the vectors of `group`'s requests and take their texts off
-        the in-flight map. Called with `_run_lock` held."""
-        for pending in group:
-            if not pending.done:  # only if interrupted (KeyboardInterrupt and the like)
-                pending.error = RuntimeError("embedding was interrupted")
-                pending.done = True
-            for k, text in enumerate(pending.texts):
-                if self._inflight.get(text) is pending:
-                    del self._inflight[text]
-                if pending.vectors is not None:
-                    self._remember(text, pending.vectors[k])
+    def _drain(self) -> None:
+        """A runner: run prepared runs, else prepare the queued requests, until neither is left."""
+        with self._turn:
+            try:
+                while True:
+                    if self._waiting and not self._preparing and len(self._runs) < self._threads:
+                        # Fewer runs left than runners: prepare the next ones now, while the
+                        # other runners still have a run to do (theirs or the one left).
+                        group = self._take_group()
+                        self._preparing += 1
+                        self._turn.release()
+                        try:
+                            runs = self._prepare(group)
+                        finally:
+                            self._turn.acquire()
+                            self._preparing -= 1
+                        self._counts["calls"] += 1
+                        self._runs.extend(runs)
+                        self._turn.notify_all()
+                    elif self._runs:
+                        run = self._runs.popleft()
+                        self._turn.release()
+                        try:
+                            outcome = self._execute(run)
+                        finally:
+                            self._turn.acquire()
+                        self._deliver(run, outcome)
+                    elif self._preparing:  # runs are coming: wait for them
+                        self._turn.wait()
+                    else:
+                        return
+            finally:
+                self._active -= 1
 
     def _take_group(self) -> list[_Pending]:
         """The oldest waiting requests, up to `group_limit` texts (always at least one request).
@@ -335,24 +370,101 @@ class Embedder:
         group, self._waiting = self._waiting[:count], self._waiting[count:]
         return group
 
-    def _serve(self, group: list[_Pending]) -> None:
-        """Embed the texts of `group` in one call and fill in each request. If that call fails
-        with more than one request in it, each is retried alone, so one thread's bad text fails
-        only that thread."""
-        try:
-            unique = list(dict.fromkeys(t for pending in group for t in pending.texts))
-            vectors = self._embed_uncached(unique)
-        except Exception as exc:
-            if len(group) > 1:
-                for pending in group:
-                    self._serve([pending])
-                return
-            group[0].error, group[0].done = exc, True
-            return
-        row = {text: k for k, text in enumerate(unique)}
+    def _prepare(self, group: list[_Pending]) -> list[_Run]:
+        """Tokenize the texts of `group` (a request whose text cannot be tokenized fails) and
+        split them into runs of similar length (`_plan`). Called without `_run_lock`."""
+        texts: list[tuple[_Pending, int, Any]] = []
         for pending in group:
-            pending.vectors = vectors[[row[t] for t in pending.texts]]
-            pending.done = True
+            try:
+                texts += [(pending, k, self._encode(t)) for k, t in enumerate(pending.texts)]
+            except Exception as exc:
+                with self._run_lock:
+                    self._fail(pending, exc)
+                texts = [t for t in texts if t[0] is not pending]
+        runs = self._plan([encoding for _, _, encoding in texts])
+        return [_Run([texts[k][2] for k in run], [texts[k][:2] for k in run]) for run in runs]
+
+    def _plan(self, encodings: list[Any]) -> list[list[int]]:
+        """Indexes of `encodings` per model run: sorted by length, at most `batch_size` texts and
+        `batch_tokens` padded tokens per run; with several runners, runs of even size, a multiple
+        of `threads` of them, whose padded tokens together stay within `batch_tokens` (the memory
+        bound above)."""
+        order = sorted(range(len(encodings)), key=lambda k: len(encodings[k].ids))
+        rows, tokens = self._batch_size, self._batch_tokens
+        if self._threads > 1:
+            runs = self._threads * -(-len(encodings) // (self._threads * rows))
+            rows, tokens = -(-len(encodings) // runs), max(1, tokens // self._threads)
+        lengths = [len(encodings[k].ids) for k in order]
+        return [[order[k] for k in run] for run in _chunks(lengths, rows, tokens)]
+
+    def _execute(self, run: _Run) -> tuple[FloatArray, int, int] | BaseException:
+        """`_forward` over `run`'s texts padded to its longest, or its error (handed to the
+        requests: a runner never dies with work left). Called without `_run_lock`."""
+        try:
+            width = max(len(e.ids) for e in run.encodings)
+            ids = np.zeros((len(run.encodings), width), dtype=np.int64)
+            mask = np.zeros((len(run.encodings), width), dtype=np.int64)
+            for row, encoding in enumerate(run.encodings):
+                ids[row, : len(encoding.ids)] = encoding.ids
+                mask[row, : len(encoding.ids)] = 1
+            return self._forward(ids, mask)
+        except BaseException as exc:
+            return exc
+
+    def _forward(
+        self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64]
+    ) -> tuple[FloatArray, int, int]:
+        """One model run on this thread: the unit vectors of padded token `ids`, with the run's
+        CPU and wall nanoseconds (one onnxruntime thread per run, so the thread's CPU is the
+        run's)."""
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        feeds = {name: feeds[name] for name in self._input_names}
+        began, started = time.perf_counter_ns(), time.thread_time_ns()
+        hidden = self._session.run(None, feeds)[0]
+        cpu, wall = time.thread_time_ns() - started, time.perf_counter_ns() - began
+        return _pool(np.asarray(hidden, dtype=np.float32), mask), cpu, wall
+
+    def _deliver(self, run: _Run, outcome: tuple[FloatArray, int, int] | BaseException) -> None:
+        """Hand a run's vectors to their requests and the cache; a failed run of several texts
+        is run again one text at a time, so one bad text fails only its own request. Called
+        with `_run_lock` held."""
+        if isinstance(outcome, BaseException):
+            if len(run.targets) > 1:
+                alone = [_Run([e], [t]) for e, t in zip(run.encodings, run.targets, strict=True)]
+                self._runs.extendleft(reversed(alone))
+            else:
+                self._fail(run.targets[0][0], outcome)
+            return
+        vectors, cpu, wall = outcome
+        lengths = [len(e.ids) for e in run.encodings]
+        for key, n in (("runs", 1), ("texts", len(lengths)), ("tokens", sum(lengths))):
+            self._counts[key] += n
+        self._counts["padded_tokens"] += len(lengths) * max(lengths)
+        self._counts["run_cpu_ns"] += cpu
+        self._counts["run_wall_ns"] += wall
+        for (pending, row), vector in zip(run.targets, vectors, strict=True):
+            if pending.done.is_set():  # failed meanwhile
+                continue
+            if pending.vectors is None:
+                pending.vectors = np.zeros((len(pending.texts), DIM), dtype=np.float32)
+            pending.vectors[row] = vector
+            pending.left -= 1
+            if not pending.left:  # cached in the request's order, as if embedded on their own
+                for text, done in zip(pending.texts, pending.vectors, strict=True):
+                    self._remember(text, done)
+                    if self._inflight.get(text) is pending:
+                        del self._inflight[text]
+                pending.done.set()
+
+    def _fail(self, pending: _Pending, error: BaseException) -> None:
+        """Fail `pending` with `error` (called with `_run_lock` held)."""
+        if pending.done.is_set():
+            return
+        pending.error = error
+        for text in pending.texts:
+            if self._inflight.get(text) is pending:
+                del self._inflight[text]
+        pending.done.set()
 
     def _remember(self, text: str, vec: FloatArray) -> None:
         if self._cache_size <= 0:
@@ -384,64 +496,6 @@ class Embedder:
                 return self._tokenizer.encode(text[:limit])
             limit *= 4
         return self._tokenizer.encode(text)
-
-    def _embed_uncached(self, texts: list[str]) -> FloatArray:
-        # One by one on purpose: encode_batch spins up its own thread pool, which competes with
-        # onnxruntime for the two cores and warns after a fork.
-        encodings = [self._encode(t) for t in texts]
-        order = sorted(range(len(texts)), key=lambda k: len(encodings[k].ids))
-        result = np.zeros((len(texts), DIM), dtype=np.float32)
-        rows, tokens = self._batch_size, self._batch_tokens
-        if self._threads > 1:
-            # Runs of even size, a multiple of `threads` of them; the padded tokens of the runs
-            # going at once stay within `batch_tokens` (the memory bound above).
-            runs = self._threads * -(-len(texts) // (self._threads * rows))
-            rows, tokens = -(-len(texts) // runs), max(1, tokens // self._threads)
-        lengths = [len(encodings[k].ids) for k in order]
-        chunks = [[order[k] for k in chunk] for chunk in _chunks(lengths, rows, tokens)]
-        padded = sum(len(c) * max(len(encodings[k].ids) for k in c) for c in chunks)
-        for key, n in (("calls", 1), ("runs", len(chunks)), ("texts", len(texts))):
-            self._counts[key] += n
-        self._counts["tokens"] += sum(lengths)
-        self._counts["padded_tokens"] += padded
-
-        spent: list[tuple[int, int]] = []
-
-        def run(chunk: list[int]) -> None:
-            width = max(len(encodings[k].ids) for k in chunk)
-            ids = np.zeros((len(chunk), width), dtype=np.int64)
-            mask = np.zeros((len(chunk), width), dtype=np.int64)
-            for row, k in enumerate(chunk):
-                n = len(encodings[k].ids)
-                ids[row, :n] = encodings[k].ids
-                mask[row, :n] = 1
-            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            feeds = {name: feeds[name] for name in self._input_names}
-            # Only the caller holding `_busy` runs the model, on at most `threads` runs at once.
-            # CPU of the run's own thread (1 onnxruntime thread each) within its wall time
-            began = time.perf_counter_ns()
-            started = time.thread_time_ns()
-            hidden = self._session.run(None, feeds)[0]
-            cpu = time.thread_time_ns() - started
-            spent.append((cpu, time.perf_counter_ns() - began))
-            result[chunk] = _pool(np.asarray(hidden, dtype=np.float32), mask)
-
-        if self._threads < 2 or len(chunks) == 1:
-            for chunk in chunks:
-                run(chunk)
-        else:
-            for _ in self._run_pool().map(run, chunks):  # re-raises the first failed run's error
-                pass
-        self._counts["run_cpu_ns"] += sum(cpu for cpu, _ in spent)
-        self._counts["run_wall_ns"] += sum(wall for _, wall in spent)
-        return result
-
-    def _run_pool(self) -> ThreadPoolExecutor:
-        """The threads model runs go on (made again in a forked child, where they are gone)."""
-        if self._runners is None or self._runners_pid != os.getpid():
-            self._runners = ThreadPoolExecutor(self._threads, "convoeval-embed")
-            self._runners_pid = os.getpid()
-        return self._runners
 
 
 def _chunks(lengths: list[int], rows: int, tokens: int) -> list[list[int]]:

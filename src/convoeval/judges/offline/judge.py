@@ -19,9 +19,9 @@ from convoeval.judges.protocol.base import Answer, JudgeError, OutT, Step, StepU
 from convoeval.judges.protocol.step import StepInputs
 
 #: Offline steps that may run at once in the process, whatever the judges. Each thread spends
-#: most of its time waiting for the embedder, which serves every waiting thread in one grouped
-#: model call (`Embedder.embed`), so more threads mean bigger model calls, not more CPU threads
-#: fighting over the two cores. Topic adherence on benchmarks/speed.py's workload, integer model:
+#: most of its time waiting for the embedder, whose runner threads take the texts of every
+#: waiting thread together (`Embedder.embed`), so more threads mean more texts queued for the
+#: model, not more CPU threads fighting over the two cores. Topic adherence on benchmarks/speed.py's workload, integer model:
 #: 82, 90-98 and 100-104 conversations/s with 16, 32 and 64 threads, 95 with 128 (README).
 STEP_THREADS = 64
 
