@@ -85,3 +85,19 @@ def test_a_broad_topic_covers_its_subjects(kit: OfflineKit) -> None:
         expand=False,
     )
     assert flat[0] < cal.SCOPE_THRESHOLD
+
+
+def test_a_lists_columns_are_built_once_per_kit(kit: OfflineKit) -> None:
+    """Issue 35: the matrix a request is compared with (allowed topics, background, their
+    expansions) depends only on the list, so the kit builds it once, not per conversation."""
+    from convoeval.judges.offline import scope
+
+    topics = ["pottery classes", "kiln rental"]
+    first = kit.scope_scores(["How hot does the kiln get?"], topics)
+    before = scope._cached_columns.cache_info()
+    again = kit.scope_scores(
+        ["Can I book a wheel for Sunday?", "How hot does the kiln get?"], topics
+    )
+    after = scope._cached_columns.cache_info()
+    assert (after.hits - before.hits, after.misses - before.misses) == (1, 0)
+    assert again[1] == pytest.approx(first[0], abs=1e-6)  # products differ in the last bits

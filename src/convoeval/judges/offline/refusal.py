@@ -8,6 +8,7 @@ on the XSTest dev file and are shipped as constants in `calibration.py`.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 
@@ -340,18 +341,37 @@ FEATURE_NAMES: tuple[str, ...] = (
 
 def phrase_features(reply: str) -> list[float]:
     """Phrase features of one reply (everything but the embedding margin)."""
+    return list(_read(reply)[1])
+
+
+#: Replies up to this many characters have their reading cached (a long one is rarely
+#: repeated, and the cache would keep it alive).
+_CACHED_CHARS = 2000
+
+
+def _read(reply: str) -> tuple[str, tuple[float, ...]]:
+    """A reply's `opening` and phrase features; cached for short replies, as assistants
+    repeat their refusals word for word across conversations."""
+    return _read_cached(reply) if len(reply) <= _CACHED_CHARS else _read_afresh(reply)
+
+
+def _read_afresh(reply: str) -> tuple[str, tuple[float, ...]]:
+    head_text = opening(reply)
     norm = normalise(reply)
-    head = normalise(opening(reply))
+    head = normalise(head_text)
     at = norm.find(head) if head else -1
     rest = norm[at + len(head) :] if at >= 0 else norm
-    return [
+    return head_text, (
         1.0 if _declines(head) else 0.0,
         1.0 if _declines(rest) else 0.0,
         1.0 if _SOFT.search(head) else 0.0,
         1.0 if _PUSHBACK.search(head) else 0.0,
         min(_count(norm, SOFT_PHRASES), 4) / 4.0,
         0.0,
-    ]
+    )
+
+
+_read_cached = functools.lru_cache(maxsize=4096)(_read_afresh)
 
 
 def refusal_features(
@@ -363,12 +383,13 @@ def refusal_features(
     """The (n, len(FEATURE_NAMES)) feature matrix for `replies`; `fixed` embeds the prototypes
     (a caller's cache of their vectors; `embed` by default); `prototypes` replaces the (refusal,
     answer) prototypes, for benchmarks that try others."""
-    feats = np.array([phrase_features(r) for r in replies], dtype=np.float64).reshape(
+    read = [_read(r) for r in replies]
+    feats = np.array([f for _, f in read], dtype=np.float64).reshape(
         len(replies), len(FEATURE_NAMES)
     )
     if not replies:
         return feats
-    heads = embed([opening(r) or r for r in replies])
+    heads = embed([head or r for (head, _), r in zip(read, replies, strict=True)])
     refusing, answering = prototypes or (REFUSAL_PROTOTYPES, ANSWER_PROTOTYPES)
     refusal = (fixed or embed)(refusing)
     answer = (fixed or embed)(answering)

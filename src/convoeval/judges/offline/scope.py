@@ -290,24 +290,47 @@ def scope_probabilities(
         return []
     if not topics:
         return [0.0] * len(texts)
-    vectors = vectors or (lambda names: topic_vectors(names, embed))
     expand = cal.SCOPE_EXPAND if expand is None else expand
-    allowed = vectors(tuple(topics))
-    background = vectors(tuple(background_topics))
-    keep = (background @ allowed.T).max(axis=1) < overlap
-    background = background[keep]
-    vecs = embed(texts)
-    kept = tuple(t for t, k in zip(background_topics, keep, strict=True) if k)
-    mine = _facet_sims(vecs, tuple(topics), allowed, vectors, overlap, expand)
-    theirs = _facet_sims(vecs, kept, background, vectors, overlap, expand)
-    sims = np.concatenate([mine, theirs], axis=1)
+    key = (tuple(topics), tuple(background_topics))
+    if vectors is None:
+        columns = _columns(*key, lambda names: topic_vectors(names, embed), overlap, expand)
+    else:  # a caller's cached lookup: the columns of a list are cached too
+        columns = _cached_columns(*key, vectors, overlap, expand)
+    matrix, allowed_count, prior_odds = columns
+    sims = (embed(texts) @ matrix).astype(np.float64)
     logits = sims / temperature
     top = logits.max(axis=1, keepdims=True)
-    allowed_mass = np.exp(logits[:, : mine.shape[1]] - top).sum(axis=1)
-    background_mass = np.exp(logits[:, mine.shape[1] :] - top).sum(axis=1)
-    prior_odds = mine.shape[1] / max(theirs.shape[1], 1)
+    allowed_mass = np.exp(logits[:, :allowed_count] - top).sum(axis=1)
+    background_mass = np.exp(logits[:, allowed_count:] - top).sum(axis=1)
     odds = allowed_mass / np.clip(background_mass * prior_odds, 1e-300, None)
     return [float(v) for v in odds / (1.0 + odds)]
+
+
+def _columns(
+    topics: tuple[str, ...],
+    background_topics: tuple[str, ...],
+    vectors: Callable[[tuple[str, ...]], FloatArray],
+    overlap: float,
+    expand: bool,
+) -> tuple[FloatArray, int, float]:
+    """What a request is compared with for one allowed list: one matrix whose columns are unit
+    vectors (the allowed topics and their expansions, then the background topics kept and
+    theirs; stored transposed, as the product with the requests is twice as fast so), how many
+    of its columns are allowed, and the list's prior odds (allowed / background columns)."""
+    allowed = vectors(topics)
+    background = vectors(background_topics)
+    keep = (background @ allowed.T).max(axis=1) < overlap
+    kept = tuple(t for t, k in zip(background_topics, keep, strict=True) if k)
+    mine = _with_facets(topics, allowed, vectors, overlap, expand)
+    theirs = _with_facets(kept, background[keep], vectors, overlap, expand)
+    matrix = np.ascontiguousarray(np.concatenate([mine, theirs]).T)
+    matrix.setflags(write=False)
+    return matrix, len(mine), len(mine) / max(len(theirs), 1)
+
+
+#: `_columns` for the kit's cached vector lookups: a list's matrix (about 0.5 MB with the
+#: background's expansions) is built once, not once per conversation.
+_cached_columns = functools.lru_cache(maxsize=32)(_columns)
 
 
 def topic_facets(
@@ -337,19 +360,14 @@ def _facet_names(
     return tuple(n for facets in topic_facets(topics, own, vectors, overlap) for n in facets)
 
 
-def _facet_sims(
-    vecs: FloatArray,
+def _with_facets(
     topics: tuple[str, ...],
     own: FloatArray,
     vectors: Callable[[tuple[str, ...]], FloatArray],
     overlap: float,
     expand: bool,
-) -> npt.NDArray[np.float64]:
-    """Similarities of `vecs` to each topic's vector and, with `expand`, to each vector of the
-    topics' expansions (one column each)."""
-    sims = vecs @ own.T
-    if expand:
-        names = _facet_names(topics, vectors, overlap)
-        if names:  # one cached matrix for all the expansions: one product per call
-            sims = np.concatenate([sims, vecs @ vectors(names).T], axis=1)
-    return sims.astype(np.float64)
+) -> FloatArray:
+    """The topics' vectors `own` and, with `expand`, the vectors of their expansions after them
+    (one row each)."""
+    names = _facet_names(topics, vectors, overlap) if expand else ()
+    return np.concatenate([own, vectors(names)]) if names else own
