@@ -21,8 +21,10 @@ from convoeval.judges.protocol.step import StepInputs
 #: Offline steps that may run at once in the process, whatever the judges. Each thread spends
 #: most of its time waiting for the embedder, whose runner threads take the texts of every
 #: waiting thread together (`Embedder.embed`), so more threads mean more texts queued for the
-#: model, not more CPU threads fighting over the two cores. Topic adherence on benchmarks/speed.py's workload, integer model:
-#: 82, 90-98 and 100-104 conversations/s with 16, 32 and 64 threads, 95 with 128 (README).
+#: model, not more CPU threads fighting over the two cores. Topic adherence on
+#: benchmarks/speed.py's workload, integer model: 82, 90-98 and 100-104 conversations/s with 16,
+#: 32 and 64 threads, 95 with 128 (README); with the runners of 2026-12-06, 92.0, 94.1 and 91.1
+#: with 32, 64 and 128 (README, "Runs instead of grouped calls").
 STEP_THREADS = 64
 
 _pool: tuple[int, ThreadPoolExecutor] | None = None
