@@ -252,11 +252,12 @@ def _in_threads(
         except BaseException as exc:
             results[k] = exc
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(groups))]
+    threads = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(len(groups))]
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
+        t.join(120)
+        assert not t.is_alive(), "a thread never got its vectors"
     return results
 
 
@@ -465,3 +466,19 @@ def test_cached_texts_lists_the_cache_least_recently_used_first() -> None:
     emb.embed(["a", "b", "c", "d"])
     emb.embed(["b"])
     assert emb.cached_texts() == ["c", "d", "b"]
+
+
+def test_a_runner_that_fails_while_preparing_fails_the_requests_and_never_hangs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    emb = Embedder(cache_size=0)
+    emb.load()
+
+    def broken(encodings: list[Any]) -> list[list[int]]:
+        raise RuntimeError("planning failed")
+
+    monkeypatch.setattr(emb, "_plan", broken)
+    [error] = _in_threads(emb, [["a text"]], threading.Event())  # a thread: a hang fails below
+    assert isinstance(error, RuntimeError) and "planning failed" in str(error)
+    monkeypatch.undo()
+    np.testing.assert_array_equal(emb.embed(["a text"]), Embedder(cache_size=0).embed(["a text"]))

@@ -338,6 +338,11 @@ class Embedder:
                         self._turn.release()
                         try:
                             runs = self._prepare(group)
+                        except BaseException as exc:  # never leave a request waiting
+                            runs = []
+                            with self._run_lock:
+                                for pending in group:
+                                    self._fail(pending, exc)
                         finally:
                             self._turn.acquire()
                             self._preparing -= 1
