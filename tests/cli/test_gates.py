@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from _cli import convoeval
-from convoeval import AIMessage, HumanMessage, MultiTurnSample, ToolCall
+from _orders import write_orders
 
-#: A metric with a bug (a KeyError on record r2, once rows r0 and r1 are on disk), registered
+#: A metric with a bug (a KeyError on record o2, once rows o0 and o1 are on disk), registered
 #: before the real command line runs; BUGGY_FIXED=1 turns the bug off.
 BUGGY = """
 import asyncio, os
@@ -29,8 +29,8 @@ class Buggy(Metric):
     async def _score(self, sample, ask):
         with open("seen.txt", "a") as seen:
             seen.write(f"{sample.id}\\n")
-        if sample.id == "r2" and not os.environ.get("BUGGY_FIXED"):
-            for _ in range(10_000):  # until rows r0 and r1 are written (no wall clock)
+        if sample.id == "o2" and not os.environ.get("BUGGY_FIXED"):
+            for _ in range(10_000):  # until rows o0 and o1 are written (no wall clock)
                 if Path("r.jsonl").read_text().count("\\n") >= 2:
                     break
                 await asyncio.sleep(0)
@@ -51,23 +51,8 @@ def _convoeval(
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, env=env)
 
 
-def _tool_file(path: Path, count: int) -> Path:
-    with path.open("w") as handle:
-        for i in range(count):
-            sample = MultiTurnSample(
-                user_input=[
-                    HumanMessage(content=f"find {i}"),
-                    AIMessage(content="", tool_calls=[ToolCall(name="find", args={"n": i})]),
-                ],
-                reference_tool_calls=[ToolCall(name="find", args={"n": i})],
-                id=f"r{i}",
-            )
-            handle.write(json.dumps(sample.to_dict()) + "\n")
-    return path
-
-
 def test_a_fail_under_limit_that_cannot_be_met_or_missed_is_refused(tmp_path: Path) -> None:
-    _tool_file(tmp_path / "d.jsonl", 3)
+    write_orders(tmp_path / "d.jsonl", 3, reference=False)
     common = ["run", "d.jsonl", "-m", "tool_call_accuracy", "-o", "r.jsonl"]
     for limit, message in (
         ("nan", "the --fail-under limit of tool_call_accuracy must be a finite number, not nan"),
@@ -95,7 +80,7 @@ def test_a_bug_stops_the_run_with_its_traceback_exit_6_and_the_run_resumes(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "buggy.py").write_text(BUGGY)
-    _tool_file(tmp_path / "d.jsonl", 4)
+    write_orders(tmp_path / "d.jsonl", 4, reference=False)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
     args = ["run", "d.jsonl", "-m", "buggy_metric", "-o", "r.jsonl", "--concurrency", "1"]
     done = _convoeval(*args, cwd=tmp_path, env=env, setup="import buggy")
@@ -105,14 +90,14 @@ def test_a_bug_stops_the_run_with_its_traceback_exit_6_and_the_run_resumes(
     assert "error: a bug stopped the run" in done.stderr and "r.jsonl" in done.stderr
     assert "--retry-failed" not in done.stderr
     rows = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
-    assert [row["id"] for row in rows][:2] == ["r0", "r1"] and "r2" not in [r["id"] for r in rows]
+    assert [row["id"] for row in rows][:2] == ["o0", "o1"] and "o2" not in [r["id"] for r in rows]
     (tmp_path / "seen.txt").unlink()
     fixed = _convoeval(*args, cwd=tmp_path, env={**env, "BUGGY_FIXED": "1"}, setup="import buggy")
     assert fixed.returncode == 0, fixed.stderr
     seen = (tmp_path / "seen.txt").read_text().split()
-    assert "r0" not in seen and "r1" not in seen  # resumed: the kept rows are not scored again
+    assert "o0" not in seen and "o1" not in seen  # resumed: the kept rows are not scored again
     rows = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
-    assert [row["id"] for row in rows] == ["r0", "r1", "r2", "r3"]
+    assert [row["id"] for row in rows] == ["o0", "o1", "o2", "o3"]
 
 
 def test_a_malformed_rubric_exits_2_with_its_line_before_any_judge_call(
