@@ -90,3 +90,20 @@ def print_machine() -> None:
     that got busy during the run shows there). Call it first in a benchmark's main."""
     print(describe(), flush=True)
     atexit.register(lambda: print(f"# machine.load_after: {load()}", flush=True))
+
+
+def machine_ticks() -> tuple[int, int] | None:
+    """(idle, all) CPU ticks of the whole machine so far, from /proc/stat; None elsewhere."""
+    try:
+        with open("/proc/stat") as handle:
+            ticks = [int(x) for x in handle.readline().split()[1:9]]  # user .. steal
+    except (OSError, ValueError):
+        return None
+    return ticks[3], sum(ticks)
+
+
+def idle_between(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    """Cores the machine left idle on average between two `machine_ticks` readings."""
+    if before is None or after is None or after[1] == before[1]:
+        return None
+    return (after[0] - before[0]) / (after[1] - before[1]) * (os.cpu_count() or 1)

@@ -38,9 +38,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
-from _machine import cpu_seconds  # noqa: E402
+from _machine import cpu_seconds, idle_between, machine_ticks  # noqa: E402
 from _workload import conversations  # noqa: E402
-from speed import WARMUP, idle_between, machine_ticks  # noqa: E402
+from speed import WARMUP  # noqa: E402
 
 ARMS = ("shipped", "switch_0.5ms", "model_process")
 

@@ -41,6 +41,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(HERE))
 
+from _machine import idle_between, machine_ticks  # noqa: E402
 from _workload import conversations  # noqa: E402
 
 METRICS = ("topic_adherence", "conversation_relevancy", "tool_call_accuracy", "tool_call_f1")
@@ -110,25 +111,6 @@ def thread_cpu() -> dict[tuple[int, str], float]:
             continue
         found[(int(tid), names.get(int(tid), "not started by Python"))] = seconds
     return found
-
-
-def machine_ticks() -> tuple[int, int] | None:
-    """(idle, all) CPU ticks of the whole machine so far, from /proc/stat; None elsewhere."""
-    try:
-        with open("/proc/stat") as handle:
-            ticks = [int(x) for x in handle.readline().split()[1:9]]  # user .. steal
-    except (OSError, ValueError):
-        return None
-    return ticks[3], sum(ticks)
-
-
-def idle_between(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
-    """Cores the machine left idle on average between two `machine_ticks` readings."""
-    import os
-
-    if before is None or after is None or after[1] == before[1]:
-        return None
-    return (after[0] - before[0]) / (after[1] - before[1]) * (os.cpu_count() or 1)
 
 
 def by_kind(
