@@ -30,3 +30,11 @@ def test_no_test_uses_a_plugin_that_is_turned_off() -> None:
         and USES.search(path.read_text(encoding="utf-8"))
     ]
     assert users == []
+
+
+def test_the_suite_runs_in_two_workers_that_steal_work() -> None:
+    """README, Development: two worker processes, a worker that runs out taking tests from the
+    other's queue."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    addopts = config["tool"]["pytest"]["ini_options"]["addopts"]
+    assert "-n 2 --dist worksteal" in addopts
