@@ -385,7 +385,6 @@ class Embedder:
             except Exception as exc:
                 with self._run_lock:
                     self._fail(pending, exc)
-                texts = [t for t in texts if t[0] is not pending]
         runs = self._plan([encoding for _, _, encoding in texts])
         return [_Run([texts[k][2] for k in run], [texts[k][:2] for k in run]) for run in runs]
 
@@ -396,7 +395,7 @@ class Embedder:
         bound above)."""
         order = sorted(range(len(encodings)), key=lambda k: len(encodings[k].ids))
         rows, tokens = self._batch_size, self._batch_tokens
-        if self._threads > 1:
+        if self._threads > 1 and encodings:
             runs = self._threads * -(-len(encodings) // (self._threads * rows))
             rows, tokens = -(-len(encodings) // runs), max(1, tokens // self._threads)
         lengths = [len(encodings[k].ids) for k in order]
