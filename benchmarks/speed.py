@@ -41,7 +41,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(HERE))
 
-from _machine import idle_between, machine_ticks  # noqa: E402
+from _machine import cpu_seconds, idle_between, machine_ticks  # noqa: E402
 from _workload import conversations  # noqa: E402
 
 METRICS = ("topic_adherence", "conversation_relevancy", "tool_call_accuracy", "tool_call_f1")
@@ -99,8 +99,6 @@ def thread_cpu() -> dict[tuple[int, str], float]:
     a native library: a BLAS pool, say). Linux only (/proc); empty elsewhere."""
     import os
     import threading
-
-    from _machine import cpu_seconds
 
     names = {t.native_id: t.name.rstrip("_0123456789") for t in threading.enumerate()}
     found = {}

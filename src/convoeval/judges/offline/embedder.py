@@ -337,17 +337,18 @@ class Embedder:
                         self._preparing += 1
                         self._turn.release()
                         try:
-                            runs = self._prepare(group)
+                            runs: list[_Run] | BaseException = self._prepare(group)
                         except BaseException as exc:  # never leave a request waiting
-                            runs = []
-                            with self._run_lock:
-                                for pending in group:
-                                    self._fail(pending, exc)
+                            runs = exc
                         finally:
                             self._turn.acquire()
                             self._preparing -= 1
                         self._counts["calls"] += 1
-                        self._runs.extend(runs)
+                        if isinstance(runs, BaseException):
+                            for pending in group:
+                                self._fail(pending, runs)
+                        else:
+                            self._runs.extend(runs)
                         self._turn.notify_all()
                     elif self._runs:
                         run = self._runs.popleft()
@@ -454,17 +455,19 @@ class Embedder:
             pending.vectors[row] = vector
             pending.left -= 1
             if not pending.left:  # cached in the request's order, as if embedded on their own
-                for text, done in zip(pending.texts, pending.vectors, strict=True):
-                    self._remember(text, done)
-                    if self._inflight.get(text) is pending:
-                        del self._inflight[text]
-                pending.done.set()
+                for text, cached in zip(pending.texts, pending.vectors, strict=True):
+                    self._remember(text, cached)
+                self._finish(pending)
 
     def _fail(self, pending: _Pending, error: BaseException) -> None:
         """Fail `pending` with `error` (called with `_run_lock` held)."""
-        if pending.done.is_set():
-            return
-        pending.error = error
+        if not pending.done.is_set():
+            pending.error = error
+            self._finish(pending)
+
+    def _finish(self, pending: _Pending) -> None:
+        """Take `pending`'s texts off the in-flight map and wake its waiters (called with
+        `_run_lock` held, once its vectors or its error are in)."""
         for text in pending.texts:
             if self._inflight.get(text) is pending:
                 del self._inflight[text]
