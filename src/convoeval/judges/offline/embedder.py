@@ -180,7 +180,10 @@ class Embedder:
     def fingerprint(self) -> str:
         """What this embedder's vectors depend on: the model file, the integer rewrite and the
         token limit (a shipped table of vectors is used only for the same fingerprint)."""
-        return f"{self._expected_sha256}:{'int8' if self._integer else 'float'}:{self._max_tokens}"
+        from convoeval.judges.offline.quantize import ARITHMETIC
+
+        arithmetic = ARITHMETIC if self._integer else "float"
+        return f"{self._expected_sha256}:{arithmetic}:{self._max_tokens}"
 
     @property
     def loaded(self) -> bool:
