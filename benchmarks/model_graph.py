@@ -1,0 +1,136 @@
+"""The model's own CPU per text under the shipped integer rewrite and under the previous one.
+
+Usage: python benchmarks/model_graph.py [--passes 21] [--texts 1200]
+
+Until calibration 2026-12-06.1 (issue 35) each product's input was scaled by a Mul, shifted by
++128.5 in an Add and truncated to uint8 by a Cast; now one blocked QuantizeLinear (opset 21, a
+block per token) does all three, rounding half to even (`judges/offline/quantize.py`).
+`previous_graph` turns the shipped rewrite back into the old one, so both run here from one
+checkout. Two single-threaded embedders (no cache), one per graph, embed the same distinct
+workload texts in alternating order, pass after pass; the figures are each graph's median CPU
+per text over the passes, the median of the per-pass ratios (shipped / previous) with its range,
+and how far the two graphs' vectors are apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "src"))
+sys.path.insert(0, str(HERE))
+
+from _machine import print_machine  # noqa: E402
+from _workload import conversations  # noqa: E402
+
+from convoeval.judges.offline.embedder import Embedder, default_model_path  # noqa: E402
+from convoeval.judges.offline.quantize import integer_products, signed_weights_exact  # noqa: E402
+
+
+def previous_graph(model: onnx.ModelProto) -> int:
+    """Replace, in a model rewritten by `integer_products`, each QuantizeLinear(x, down, 128) by
+    the previous Div(127, range), Mul(x, .), Add(., 128.5), Cast(uint8); return how many."""
+    graph = model.graph
+    shift = onnx.numpy_helper.from_array(np.array([128.5], np.float32), "int8.shift")
+    graph.initializer.append(shift)  # +128, and +0.5 to round
+    nodes: list[onnx.NodeProto] = []
+    replaced = 0
+    for node in graph.node:
+        if node.op_type != "QuantizeLinear":
+            nodes.append(node)
+            continue
+        replaced += 1
+        x, p = node.input[0], node.output[0][: -len("q")]
+        nodes += [
+            helper.make_node("Div", ["int8.levels", p + "range"], [p + "up"]),
+            helper.make_node("Mul", [x, p + "up"], [p + "scaled"]),
+            helper.make_node("Add", [p + "scaled", "int8.shift"], [p + "shifted"]),
+            helper.make_node("Cast", [p + "shifted"], [node.output[0]], to=onnx.TensorProto.UINT8),
+        ]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return replaced
+
+
+def embedders() -> dict[str, Embedder]:
+    """One single-threaded, uncached embedder per graph, loaded."""
+    import onnxruntime as ort
+
+    shipped = Embedder(threads=1, cache_size=0)
+    shipped.load()
+    model = onnx.load(str(default_model_path()))
+    integer_products(model, signed=signed_weights_exact())
+    previous_graph(model)
+    options = ort.SessionOptions()  # as Embedder._load sets them
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.log_severity_level = 3
+    previous = Embedder(threads=1, cache_size=0)
+    previous.load()
+    previous._session = ort.InferenceSession(  # the graph under test
+        model.SerializeToString(),
+        sess_options=options,
+        providers=["CPUExecutionProvider"],
+        disabled_optimizers=["SkipLayerNormFusion"],
+    )
+    return {"shipped": shipped, "previous": previous}
+
+
+def workload_texts(count: int) -> list[str]:
+    """The first `count` distinct message texts (requests and replies) of the seeded workload."""
+    texts = [
+        m["content"]
+        for row in conversations(count, tools=True)
+        for m in row["user_input"]
+        if m.get("content")
+    ]
+    return list(dict.fromkeys(texts))[:count]
+
+
+def measure(passes: int, count: int) -> dict[str, Any]:
+    """CPU per text of each graph over `passes` alternated passes, and their vectors apart."""
+    texts = workload_texts(count)
+    arms = embedders()
+    vectors = {name: e.embed(texts) for name, e in arms.items()}
+    costs: dict[str, list[float]] = {name: [] for name in arms}
+    for turn in range(passes):
+        order = list(arms) if turn % 2 == 0 else list(reversed(arms))
+        for name in order:
+            spent = arms[name].counts()["run_cpu_ns"]
+            arms[name].embed(texts)
+            costs[name].append((arms[name].counts()["run_cpu_ns"] - spent) / 1e6 / len(texts))
+    ratios = [s / p for s, p in zip(costs["shipped"], costs["previous"], strict=True)]
+    a, b = vectors["shipped"], vectors["previous"]
+    return {
+        "texts": len(texts),
+        "passes": passes,
+        **{f"{name}_cpu_ms_per_text": round(statistics.median(v), 3) for name, v in costs.items()},
+        "shipped_over_previous_median": round(statistics.median(ratios), 3),
+        "shipped_over_previous_range": f"{min(ratios):.3f}-{max(ratios):.3f}",
+        "vectors_max_abs_difference": round(float(np.abs(a - b).max()), 4),
+        "vectors_lowest_cosine": round(float((a * b).sum(axis=1).min()), 4),
+        "vectors_identical_share": round(float((a == b).all(axis=1).mean()), 3),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--passes", type=int, default=21)
+    parser.add_argument("--texts", type=int, default=1200)
+    args = parser.parse_args(argv)
+    print_machine()
+    for name, value in measure(args.passes, args.texts).items():
+        print(f"{name}: {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""benchmarks/model_graph.py: the previous rewrite it rebuilds is the old arithmetic (truncating
+cast, not QuantizeLinear), close to but not the same as the shipped one, and the script runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _model_graph() -> Any:
+    before = list(sys.path)  # the script puts benchmarks/ and src/ first: undone after
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import model_graph
+    finally:
+        sys.path[:] = before
+    return model_graph
+
+
+def test_the_previous_graph_shifts_and_truncates_instead_of_quantizing() -> None:
+    model_graph = _model_graph()
+    from convoeval.judges.offline.embedder import default_model_path
+    from convoeval.judges.offline.quantize import integer_products
+
+    model = onnx.load(str(default_model_path()))
+    integer_products(model, signed=True)
+    assert model_graph.previous_graph(model) == 24  # 6 layers x 4 distinct product inputs
+    ops = [node.op_type for node in model.graph.node]
+    assert "QuantizeLinear" not in ops
+    casts = [n for n in model.graph.node if n.op_type == "Cast" and n.output[0].endswith(".q")]
+    assert len(casts) == 24 and all(c.attribute[0].i == onnx.TensorProto.UINT8 for c in casts)
+
+
+def test_both_graphs_embed_alike_but_not_identically() -> None:
+    arms = _model_graph().embedders()
+    texts = ["How do I raise my card limit?", "Sorry, I can only help with banking.", "ok"]
+    shipped, previous = arms["shipped"].embed(texts), arms["previous"].embed(texts)
+    assert (shipped * previous).sum(axis=1).min() > 0.98
+    assert not np.array_equal(shipped, previous)
+
+
+def test_the_script_prints_its_machine_and_figures() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    command = [sys.executable, str(ROOT / "benchmarks" / "model_graph.py")]
+    done = subprocess.run(
+        [*command, "--passes", "2", "--texts", "12"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("# machine.commit: ")
+    figures = dict(line.split(": ", 1) for line in lines if not line.startswith("#"))
+    assert figures["texts"] == "12" and figures["passes"] == "2"
+    assert float(figures["shipped_cpu_ms_per_text"]) > 0
+    assert 0.98 < float(figures["vectors_lowest_cosine"]) < 1.0
