@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import onnx
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,14 +38,6 @@ def test_the_previous_graph_shifts_and_truncates_instead_of_quantizing() -> None
     assert len(casts) == 24 and all(c.attribute[0].i == onnx.TensorProto.UINT8 for c in casts)
 
 
-def test_both_graphs_embed_alike_but_not_identically() -> None:
-    arms = _model_graph().embedders()
-    texts = ["How do I raise my card limit?", "Sorry, I can only help with banking.", "ok"]
-    shipped, previous = arms["shipped"].embed(texts), arms["previous"].embed(texts)
-    assert (shipped * previous).sum(axis=1).min() > 0.98
-    assert not np.array_equal(shipped, previous)
-
-
 def test_the_script_prints_its_machine_and_figures() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     command = [sys.executable, str(ROOT / "benchmarks" / "model_graph.py")]
@@ -63,4 +54,5 @@ def test_the_script_prints_its_machine_and_figures() -> None:
     figures = dict(line.split(": ", 1) for line in lines if not line.startswith("#"))
     assert figures["texts"] == "12" and figures["passes"] == "2"
     assert float(figures["shipped_cpu_ms_per_text"]) > 0
+    # the two graphs embed alike but not identically
     assert 0.98 < float(figures["vectors_lowest_cosine"]) < 1.0
