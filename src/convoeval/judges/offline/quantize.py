@@ -10,7 +10,7 @@ vector never depends on the other texts in its batch (a scale over the whole inp
 judge's constants are fitted on such vectors (benchmarks/README.md, "Integer products").
 onnxruntime's quantization tools offer only a scale per whole input, hence this small rewrite.
 One blocked QuantizeLinear (opset 21, a block per token) scales, rounds and shifts each input:
-about 5% less CPU per text than the Mul, Add and Cast it replaced (benchmarks/README.md,
+about 3% less CPU per text than the Mul, Add and Cast it replaced (benchmarks/README.md,
 "Blocked QuantizeLinear").
 """
 
@@ -61,9 +61,9 @@ def integer_products(model: onnx.ModelProto, *, signed: bool) -> int:
     Per MatMul(x, W): the rows of x (tokens) are scaled by 127/max|row|, rounded (half to even)
     and shifted by 128 into uint8, multiplied by W in integers (com.microsoft
     MatMulIntegerToFloat, which also applies W's column scales), then scaled back by
-    max|row|/127. With `signed` W goes as stored (int8);
-    without, as uint8 with zero point 128: the same integers shifted, for the kernels that could
-    saturate on u8*s8 (see `signed_weights_exact`). Both give the same products.
+    max|row|/127. With `signed` W goes as stored (int8); without, as uint8 with zero point 128:
+    the same integers shifted, for the kernels that could saturate on u8*s8 (see
+    `signed_weights_exact`). Both give the same products.
     """
     graph = model.graph
     weights = {t.name: t for t in graph.initializer}
@@ -135,8 +135,8 @@ def _quantize_rows(x: str, p: str, width: int, first: bool) -> list[onnx.NodePro
     in one blocked QuantizeLinear (a block is a whole token). The products take `x`'s shape as
     it is (MatMulIntegerToFloat multiplies like numpy.matmul): flattening the tokens and shaping
     them back cost five nodes per product, about a fifth of the model's node runs. The zero
-    point (128 per token) is made once, by the `first`: every product's input in this model has
-    the same tokens (batch, sequence), so one shape serves all."""
+    point (128 per token) is made once, with the `first` input quantized: every product's input
+    in this model has the same tokens (batch, sequence), so one shape serves all."""
     zero_point = [
         helper.make_node("Shape", [p + "down"], ["int8.tokens"]),
         helper.make_node("Expand", ["int8.zero", "int8.tokens"], ["int8.zp"]),
