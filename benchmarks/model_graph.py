@@ -1,15 +1,18 @@
-"""The model's own CPU per text under the shipped integer rewrite and under the previous one.
+"""The model's own CPU per text under the shipped graph rewrite and under the earlier ones.
 
 Usage: python benchmarks/model_graph.py [--passes 21] [--texts 1200]
 
 Until calibration 2026-12-06.1 (issue 35) each product's input was scaled by a Mul, shifted by
-+128.5 in an Add and truncated to uint8 by a Cast; now one blocked QuantizeLinear (opset 21, a
-block per token) does all three, rounding half to even (`judges/offline/quantize.py`).
-`previous_graph` turns the shipped rewrite back into the old one, so both run here from one
-checkout. Two single-threaded embedders (no cache), one per graph, embed the same distinct
-workload texts in alternating order, pass after pass; the figures are each graph's median CPU
-per text over the passes, the median of the per-pass ratios (shipped / previous) with its range,
-and how far the two graphs' vectors are apart.
++128.5 in an Add and truncated to uint8 by a Cast, and each layer's attention ran as the model file
+spells it out. Now one blocked QuantizeLinear (opset 21, a block per token) does the scaling,
+rounding (half to even) and shift (`judges/offline/quantize.py`), and one MultiHeadAttention node
+does each layer's attention (`judges/offline/attention.py`). Three graphs are compared:
+`shipped` (both), `quantize_linear` (the products' rewrite alone) and `previous` (the products'
+rewrite with `previous_graph` turning each QuantizeLinear back into the old steps: bit for bit
+the vectors of the code before). Single-threaded embedders (no cache), one per graph, embed the
+same distinct workload texts in turns, pass after pass, the order reversed every other pass; the
+figures are each graph's median CPU per text, the median of the per-pass ratios to `previous`
+with their range, and how far each graph's vectors are from the previous ones.
 """
 
 from __future__ import annotations
@@ -61,27 +64,40 @@ def previous_graph(model: onnx.ModelProto) -> int:
 
 
 def embedders() -> dict[str, Embedder]:
-    """One single-threaded, uncached embedder per graph, loaded."""
-    import onnxruntime as ort
-
+    """One single-threaded, uncached embedder per graph, loaded: shipped, quantize_linear and
+    previous."""
+    signed = signed_weights_exact()
+    products = onnx.load(str(default_model_path()))
+    integer_products(products, signed=signed)
+    previous = onnx.ModelProto()
+    previous.CopyFrom(products)
+    previous_graph(previous)
     shipped = Embedder(threads=1, cache_size=0)
     shipped.load()
-    model = onnx.load(str(default_model_path()))
-    integer_products(model, signed=signed_weights_exact())
-    previous_graph(model)
+    return {
+        "shipped": shipped,
+        "quantize_linear": _embedder(products),
+        "previous": _embedder(previous),
+    }
+
+
+def _embedder(model: onnx.ModelProto) -> Embedder:
+    """An embedder like the shipped one whose session runs `model`."""
+    import onnxruntime as ort
+
     options = ort.SessionOptions()  # as Embedder._load sets them
     options.intra_op_num_threads = options.inter_op_num_threads = 1
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3
-    previous = Embedder(threads=1, cache_size=0)
-    previous.load()
-    previous._session = ort.InferenceSession(  # the graph under test
+    embedder = Embedder(threads=1, cache_size=0)
+    embedder.load()
+    embedder._session = ort.InferenceSession(  # the graph under test
         model.SerializeToString(),
         sess_options=options,
         providers=["CPUExecutionProvider"],
         disabled_optimizers=["SkipLayerNormFusion"],
     )
-    return {"shipped": shipped, "previous": previous}
+    return embedder
 
 
 def workload_texts(count: int) -> list[str]:
@@ -96,7 +112,7 @@ def workload_texts(count: int) -> list[str]:
 
 
 def measure(passes: int, count: int) -> dict[str, Any]:
-    """CPU per text of each graph over `passes` alternated passes, and their vectors apart."""
+    """CPU per text of each graph over `passes` passes in turns, and their vectors apart."""
     texts = workload_texts(count)
     arms = embedders()
     vectors = {name: e.embed(texts) for name, e in arms.items()}
@@ -107,18 +123,19 @@ def measure(passes: int, count: int) -> dict[str, Any]:
             spent = arms[name].counts()["run_cpu_ns"]
             arms[name].embed(texts)
             costs[name].append((arms[name].counts()["run_cpu_ns"] - spent) / 1e6 / len(texts))
-    ratios = [s / p for s, p in zip(costs["shipped"], costs["previous"], strict=True)]
-    a, b = vectors["shipped"], vectors["previous"]
-    return {
-        "texts": len(texts),
-        "passes": passes,
-        **{f"{name}_cpu_ms_per_text": round(statistics.median(v), 3) for name, v in costs.items()},
-        "shipped_over_previous_median": round(statistics.median(ratios), 3),
-        "shipped_over_previous_range": f"{min(ratios):.3f}-{max(ratios):.3f}",
-        "vectors_max_abs_difference": round(float(np.abs(a - b).max()), 4),
-        "vectors_lowest_cosine": round(float((a * b).sum(axis=1).min()), 4),
-        "vectors_identical_share": round(float((a == b).all(axis=1).mean()), 3),
-    }
+    figures: dict[str, Any] = {"texts": len(texts), "passes": passes}
+    for name, spent in costs.items():
+        figures[f"{name}_cpu_ms_per_text"] = round(statistics.median(spent), 3)
+    base = vectors["previous"]
+    for name in ("shipped", "quantize_linear"):
+        ratios = [a / b for a, b in zip(costs[name], costs["previous"], strict=True)]
+        figures[f"{name}_over_previous_median"] = round(statistics.median(ratios), 3)
+        figures[f"{name}_over_previous_range"] = f"{min(ratios):.3f}-{max(ratios):.3f}"
+        v = vectors[name]
+        figures[f"{name}_vectors_max_abs_difference"] = round(float(np.abs(v - base).max()), 4)
+        figures[f"{name}_vectors_lowest_cosine"] = round(float((v * base).sum(axis=1).min()), 4)
+        figures[f"{name}_vectors_identical_share"] = round(float((v == base).all(axis=1).mean()), 3)
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:
