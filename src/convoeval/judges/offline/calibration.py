@@ -7,8 +7,9 @@ records the figures they give. Bump `CALIBRATION_VERSION` whenever a value or a 
 from __future__ import annotations
 
 #: Goes into `OfflineJudge.describe()` and so into results and cache keys. 2026-12-06.1: the
-#: same constants as 2026-12-03.1 over the vectors of a cheaper quantization (`quantize.py`,
-#: issue 35); a refit moved only flat optima (benchmarks/README.md, "Blocked QuantizeLinear").
+#: same constants as 2026-12-03.1 over the vectors of a cheaper graph (`quantize.py`,
+#: `attention.py`, issue 35); a refit moved only flat optima (benchmarks/README.md, "Blocked
+#: QuantizeLinear and one attention node per layer").
 CALIBRATION_VERSION = "2026-12-06.1"
 
 #: The kit re-centres every score so that its decision threshold maps to 0.5 (monotone, so AUROC
