@@ -34,7 +34,7 @@ def fused_attention(model: onnx.ModelProto, mask_input: str = "attention_mask") 
     for node in graph.node:
         for name in node.input:
             consumers.setdefault(name, []).append(node)
-    constants = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    initializers = {t.name: t for t in graph.initializer}  # read as arrays only where needed
     biases = {
         name: node
         for node in graph.node
@@ -49,7 +49,8 @@ def fused_attention(model: onnx.ModelProto, mask_input: str = "attention_mask") 
         layer = name[: -len("value.bias")]
         query, key = biases[layer + "query.bias"], biases[layer + "key.bias"]
         path = _value_path(value_add, consumers)
-        heads = int(constants[name].shape[0]) // _head_size(path[0], graph, constants)
+        width = int(np.prod(initializers[name].dims))
+        heads = width // _head_size(path[0], graph, initializers)
         fused[id(path[-1])] = helper.make_node(
             "MultiHeadAttention",
             [query.output[0], key.output[0], value_add.output[0], "", MASK],
@@ -82,14 +83,15 @@ def _value_path(
 
 
 def _head_size(
-    reshape: onnx.NodeProto, graph: onnx.GraphProto, constants: dict[str, np.ndarray]
+    reshape: onnx.NodeProto, graph: onnx.GraphProto, initializers: dict[str, onnx.TensorProto]
 ) -> int:
     """The last dimension the value is reshaped to (a constant input of its shape's Concat)."""
     shape = next(n for n in graph.node if reshape.input[1] in n.output)
-    size = constants.get(shape.input[-1]) if shape.op_type == "Concat" else None
+    stored = initializers.get(shape.input[-1]) if shape.op_type == "Concat" else None
+    size = numpy_helper.to_array(stored).reshape(-1) if stored is not None else None
     if size is None or size.size != 1:
         raise ValueError("cannot read the attention head size from the model")
-    return int(size.reshape(-1)[0])
+    return int(size[0])
 
 
 def _keep_used(graph: onnx.GraphProto, nodes: list[onnx.NodeProto]) -> None:
