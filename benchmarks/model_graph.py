@@ -34,7 +34,12 @@ sys.path.insert(0, str(HERE))
 from _machine import print_machine  # noqa: E402
 from _workload import conversations  # noqa: E402
 
-from convoeval.judges.offline.embedder import Embedder, default_model_path  # noqa: E402
+from convoeval.judges.offline.attention import keep_used  # noqa: E402
+from convoeval.judges.offline.embedder import (  # noqa: E402
+    Embedder,
+    default_model_path,
+    model_session,
+)
 from convoeval.judges.offline.quantize import integer_products, signed_weights_exact  # noqa: E402
 
 
@@ -58,8 +63,7 @@ def previous_graph(model: onnx.ModelProto) -> int:
             helper.make_node("Add", [p + "scaled", "int8.shift"], [p + "shifted"]),
             helper.make_node("Cast", [p + "shifted"], [node.output[0]], to=onnx.TensorProto.UINT8),
         ]
-    del graph.node[:]
-    graph.node.extend(nodes)
+    keep_used(graph, nodes)  # the zero point's Shape and Expand are no longer read
     return replaced
 
 
@@ -83,20 +87,9 @@ def embedders() -> dict[str, Embedder]:
 
 def _embedder(model: onnx.ModelProto) -> Embedder:
     """An embedder like the shipped one whose session runs `model`."""
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()  # as Embedder._load sets them
-    options.intra_op_num_threads = options.inter_op_num_threads = 1
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.log_severity_level = 3
     embedder = Embedder(threads=1, cache_size=0)
     embedder.load()
-    embedder._session = ort.InferenceSession(  # the graph under test
-        model.SerializeToString(),
-        sess_options=options,
-        providers=["CPUExecutionProvider"],
-        disabled_optimizers=["SkipLayerNormFusion"],
-    )
+    embedder._session = model_session(model.SerializeToString(), integer=True)  # under test
     return embedder
 
 

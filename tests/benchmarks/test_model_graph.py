@@ -36,6 +36,8 @@ def test_the_previous_graph_shifts_and_truncates_instead_of_quantizing() -> None
     assert "QuantizeLinear" not in ops
     casts = [n for n in model.graph.node if n.op_type == "Cast" and n.output[0].endswith(".q")]
     assert len(casts) == 24 and all(c.attribute[0].i == onnx.TensorProto.UINT8 for c in casts)
+    # nothing of the QuantizeLinear form is left to run: its zero point is not made
+    assert not [n for n in model.graph.node if {"int8.tokens", "int8.zp"} & set(n.output)]
 
 
 def test_the_script_prints_its_machine_and_figures() -> None:

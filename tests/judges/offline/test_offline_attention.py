@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 
 from convoeval.judges.offline import attention
-from convoeval.judges.offline.embedder import Embedder, default_model_path
+from convoeval.judges.offline.embedder import Embedder, default_model_path, model_session
 from convoeval.judges.offline.quantize import (
     integer_model,
     integer_products,
@@ -65,13 +64,9 @@ def test_an_unexpected_attention_graph_is_refused() -> None:
 def test_fused_vectors_equal_the_unfused_ones_up_to_rounding() -> None:
     unfused = onnx.load(str(default_model_path()))
     integer_products(unfused, signed=signed_weights_exact())
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
     reference = Embedder(cache_size=0)
     reference.load()
-    reference._session = ort.InferenceSession(
-        unfused.SerializeToString(), options, providers=["CPUExecutionProvider"]
-    )
+    reference._session = model_session(unfused.SerializeToString(), integer=True)
     fused, plain = Embedder(cache_size=0).embed(TEXTS), reference.embed(TEXTS)
     assert (fused * plain).sum(axis=1).min() > 0.99
     assert not np.array_equal(fused, plain)  # the fused graph is really the one in use

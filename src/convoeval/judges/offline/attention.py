@@ -62,7 +62,7 @@ def fused_attention(model: onnx.ModelProto, mask_input: str = "attention_mask") 
         return 0
     mask = helper.make_node("Cast", [mask_input], [MASK], to=onnx.TensorProto.INT32)
     nodes = [mask, *(fused.get(id(node), node) for node in graph.node)]
-    _keep_used(graph, nodes)
+    keep_used(graph, nodes)
     if not any(o.domain == "com.microsoft" for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     return len(fused)
@@ -94,9 +94,9 @@ def _head_size(
     return int(size[0])
 
 
-def _keep_used(graph: onnx.GraphProto, nodes: list[onnx.NodeProto]) -> None:
+def keep_used(graph: onnx.GraphProto, nodes: list[onnx.NodeProto]) -> None:
     """Set `graph`'s nodes to those of `nodes` (in order) that the outputs need, and its
-    initializers to those still read."""
+    initializers to those still read (after a rewrite left some unread)."""
     needed = {o.name for o in graph.output}
     kept: list[onnx.NodeProto] = []
     for node in reversed(nodes):

