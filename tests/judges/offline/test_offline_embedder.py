@@ -212,7 +212,7 @@ def _spy(
     began = threading.Event()
     prepare, execute = emb._prepare, emb._execute
 
-    def spied_prepare(group: list[Any]) -> list[Any]:
+    def spied_prepare(group: list[Any]) -> Any:
         calls.append([t for pending in group for t in pending.texts])
         if len(calls) == 1:
             began.set()

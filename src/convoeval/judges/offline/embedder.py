@@ -101,6 +101,11 @@ class _Run:
     targets: list[tuple[_Pending, int]]
 
 
+#: What preparing a group gives: its runs, and each request whose text could not be tokenized
+#: with the error.
+Prepared = tuple[list[_Run], list[tuple[_Pending, Exception]]]
+
+
 class Embedder:
     """Loads the model on first use (once, under a lock) and embeds texts into unit vectors.
 
@@ -321,17 +326,20 @@ class Embedder:
                         self._preparing += 1
                         self._turn.release()
                         try:
-                            runs: list[_Run] | BaseException = self._prepare(group)
+                            prepared: Prepared | BaseException = self._prepare(group)
                         except BaseException as exc:  # never leave a request waiting
-                            runs = exc
+                            prepared = exc
                         finally:
                             self._turn.acquire()
                             self._preparing -= 1
                         self._counts["calls"] += 1
-                        if isinstance(runs, BaseException):
+                        if isinstance(prepared, BaseException):
                             for pending in group:
-                                self._fail(pending, runs)
+                                self._fail(pending, prepared)
                         else:
+                            runs, untokenized = prepared
+                            for pending, error in untokenized:
+                                self._fail(pending, error)
                             self._runs.extend(runs)
                         self._turn.notify_all()
                     elif self._runs:
@@ -360,18 +368,20 @@ class Embedder:
         group, self._waiting = self._waiting[:count], self._waiting[count:]
         return group
 
-    def _prepare(self, group: list[_Pending]) -> list[_Run]:
-        """Tokenize the texts of `group` (a request whose text cannot be tokenized fails) and
-        split them into runs of similar length (`_plan`). Called without `_run_lock`."""
+    def _prepare(self, group: list[_Pending]) -> Prepared:
+        """Tokenize the texts of `group` and split them into runs of similar length (`_plan`);
+        a request whose text cannot be tokenized comes back with its error, for the caller to
+        fail under the lock, as a failed preparation does. Called without `_run_lock`."""
         texts: list[tuple[_Pending, int, Any]] = []
+        untokenized: list[tuple[_Pending, Exception]] = []
         for pending in group:
             try:
                 texts += [(pending, k, self._encode(t)) for k, t in enumerate(pending.texts)]
             except Exception as exc:
-                with self._run_lock:
-                    self._fail(pending, exc)
+                untokenized.append((pending, exc))
         runs = self._plan([encoding for _, _, encoding in texts])
-        return [_Run([texts[k][2] for k in run], [texts[k][:2] for k in run]) for run in runs]
+        prepared = [_Run([texts[k][2] for k in run], [texts[k][:2] for k in run]) for run in runs]
+        return prepared, untokenized
 
     def _plan(self, encodings: list[Any]) -> list[list[int]]:
         """Indexes of `encodings` per model run: sorted by length, at most `batch_size` texts and
