@@ -16,7 +16,8 @@ CPU time and the time they waited beyond it) and the floor: the texts the timed 
 added to the cache, embedded again afterwards in the same process by a fresh embedder alone in
 one call, one model run at a time, give the model's own CPU per text; texts embedded per
 conversation times that is the least CPU a conversation can cost, and the CPU per conversation is
-printed as a ratio to it.
+printed as a ratio to it, and to the model's CPU during the timed part itself (the machine's
+speed can drift between the run and the floor measured after it; the second ratio cannot).
 `--metric` (repeatable) runs only the metrics named; `--warmup 0` times a cold run (the model
 load included); `--run-sizes 4,8,32` also measures the floor with model runs of those sizes.
 Then, unless --no-stream, it runs benchmarks/run_memory.py: `convoeval run` over M generated
@@ -141,6 +142,43 @@ def floor(texts: list[str], expected: Any, size: int | None = None) -> dict[str,
     return {"texts": len(texts), "cpu_ms_per_text": min(passes), "same_vectors": same}
 
 
+def model_figures(f: dict[str, Any]) -> list[str]:
+    """The lines on what a child's timed part gave the embedding model (texts not already
+    cached), and its CPU per conversation as a ratio to two costs of that model: the floor
+    (measured after the run) and the model's CPU during the run itself. This machine's speed
+    drifts by 10-20% within minutes, so the floor can be measured faster or slower than the run
+    was; the second ratio compares the run with its own model work, under the same conditions."""
+    m, model, conversations_ = f["metric"], f["model"], f["conversations"]
+    if not model["texts"]:
+        return []
+    cpu = model["run_cpu_ns"] / 1e6
+    # A run's wall time beyond its CPU: its thread waiting for the GIL to come back (held by
+    # the steps' Python code) or for a core.
+    waited = (model["run_wall_ns"] - model["run_cpu_ns"]) / 1e6 / conversations_
+    per_text = f["floor"]["cpu_ms_per_text"]
+    least = per_text * model["texts"] / conversations_
+    spent = 1000 * f["cpu_s"] / conversations_
+    lines = [
+        f"{m}.model_texts_per_conversation: {model['texts'] / conversations_:.2f}",
+        f"{m}.model_tokens_per_text: {model['tokens'] / model['texts']:.1f}",
+        f"{m}.model_padding_share: {1 - model['tokens'] / model['padded_tokens']:.3f}",
+        f"{m}.model_calls_runs: {model['calls']} / {model['runs']}",
+        f"{m}.model_run_cpu_ms_per_conversation: {cpu / conversations_:.2f}",
+        f"{m}.model_run_cpu_ms_per_text: {cpu / model['texts']:.3f}",
+        f"{m}.model_run_waiting_ms_per_conversation: {waited:.2f}",
+        f"{m}.floor_texts_measured: {f['floor']['texts']}",
+        f"{m}.floor_same_vectors_as_the_run: {f['floor']['same_vectors']}",
+        f"{m}.floor_cpu_ms_per_text: {per_text:.3f}",
+        f"{m}.floor_cpu_ms_per_conversation: {least:.2f}",
+        f"{m}.cpu_per_conversation_vs_floor: {spent / least:.2f}x",
+        f"{m}.cpu_per_conversation_vs_model_in_run: {spent / (cpu / conversations_):.2f}x",
+    ]
+    for size, at in f["run_sizes"].items():
+        lines.append(f"{m}.floor_cpu_ms_per_text.runs_of_{size}: {at['cpu_ms_per_text']:.3f}")
+        lines.append(f"{m}.floor_same_vectors_as_the_run.runs_of_{size}: {at['same_vectors']}")
+    return lines
+
+
 def main() -> int:
     """Run every metric in a child process, then the streaming run; print figures and a table."""
     from _machine import print_machine
@@ -192,30 +230,8 @@ def main() -> int:
         for kind, seconds in sorted(f["thread_cpu_s"].items(), key=lambda kv: -kv[1]):
             per = 1000 * seconds / f["conversations"]
             print(f"{m}.thread_cpu_ms_per_conversation[{kind}]: {per:.2f}")
-        model = f["model"]
-        if model["texts"]:  # what the embedding model was given (texts not already cached)
-            print(f"{m}.model_texts_per_conversation: {model['texts'] / f['conversations']:.2f}")
-            print(f"{m}.model_tokens_per_text: {model['tokens'] / model['texts']:.1f}")
-            print(f"{m}.model_padding_share: {1 - model['tokens'] / model['padded_tokens']:.3f}")
-            print(f"{m}.model_calls_runs: {model['calls']} / {model['runs']}")
-            cpu = model["run_cpu_ns"] / 1e6
-            print(f"{m}.model_run_cpu_ms_per_conversation: {cpu / f['conversations']:.2f}")
-            print(f"{m}.model_run_cpu_ms_per_text: {cpu / model['texts']:.3f}")
-            # A run's wall time beyond its CPU: its thread waiting for the GIL to come back
-            # (held by the steps' Python code) or for a core.
-            waited = (model["run_wall_ns"] - model["run_cpu_ns"]) / 1e6 / f["conversations"]
-            print(f"{m}.model_run_waiting_ms_per_conversation: {waited:.2f}")
-            per_text = f["floor"]["cpu_ms_per_text"]
-            least = per_text * model["texts"] / f["conversations"]
-            print(f"{m}.floor_texts_measured: {f['floor']['texts']}")
-            print(f"{m}.floor_same_vectors_as_the_run: {f['floor']['same_vectors']}")
-            print(f"{m}.floor_cpu_ms_per_text: {per_text:.3f}")
-            print(f"{m}.floor_cpu_ms_per_conversation: {least:.2f}")
-            ratio = 1000 * f["cpu_s"] / f["conversations"] / least
-            print(f"{m}.cpu_per_conversation_vs_floor: {ratio:.2f}x")
-            for size, at in f["run_sizes"].items():
-                print(f"{m}.floor_cpu_ms_per_text.runs_of_{size}: {at['cpu_ms_per_text']:.3f}")
-                print(f"{m}.floor_same_vectors_as_the_run.runs_of_{size}: {at['same_vectors']}")
+        for line in model_figures(f):
+            print(line)
     print()
     print(
         f"{'metric':<24} {'conv/s':>8} {'cpu ms/conv':>12} {'warm-up s':>10} {'peak RSS MiB':>13}"

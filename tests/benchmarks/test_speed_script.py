@@ -43,3 +43,36 @@ def test_idle_cores_are_the_idle_share_of_the_ticks_times_the_cores() -> None:
     assert speed.idle_between(None, (150, 600)) is None  # no /proc/stat
     ticks = speed.machine_ticks()
     assert ticks is None or 0 <= ticks[0] <= ticks[1]
+
+
+def test_cpu_per_conversation_is_compared_with_the_floor_and_with_the_runs_own_model_cpu() -> None:
+    before = list(sys.path)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import speed
+    finally:
+        sys.path[:] = before
+    figures = {
+        "metric": "m",
+        "conversations": 10,
+        "cpu_s": 0.25,  # 25 ms per conversation
+        "model": {  # 100 texts, 0.2 s of model CPU: 20 ms per conversation, 2 ms per text
+            "texts": 100,
+            "tokens": 1500,
+            "padded_tokens": 2000,
+            "calls": 3,
+            "runs": 13,
+            "run_cpu_ns": 200_000_000,
+            "run_wall_ns": 250_000_000,
+        },
+        "floor": {"texts": 100, "cpu_ms_per_text": 1.6, "same_vectors": True},  # 16 ms a conv.
+        "run_sizes": {},
+    }
+    lines = dict(line.split(": ") for line in speed.model_figures(figures))
+    assert lines["m.model_run_cpu_ms_per_text"] == "2.000"
+    assert lines["m.model_run_waiting_ms_per_conversation"] == "5.00"
+    assert lines["m.floor_cpu_ms_per_conversation"] == "16.00"
+    assert lines["m.cpu_per_conversation_vs_floor"] == "1.56x"
+    assert lines["m.cpu_per_conversation_vs_model_in_run"] == "1.25x"
+    assert lines["m.model_padding_share"] == "0.250"
+    assert speed.model_figures({**figures, "model": {**figures["model"], "texts": 0}}) == []
