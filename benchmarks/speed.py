@@ -148,22 +148,22 @@ def model_figures(f: dict[str, Any]) -> list[str]:
     (measured after the run) and the model's CPU during the run itself. This machine's speed
     drifts by 10-20% within minutes, so the floor can be measured faster or slower than the run
     was; the second ratio compares the run with its own model work, under the same conditions."""
-    m, model, conversations_ = f["metric"], f["model"], f["conversations"]
+    m, model, count = f["metric"], f["model"], f["conversations"]
     if not model["texts"]:
         return []
     cpu = model["run_cpu_ns"] / 1e6
     # A run's wall time beyond its CPU: its thread waiting for the GIL to come back (held by
     # the steps' Python code) or for a core.
-    waited = (model["run_wall_ns"] - model["run_cpu_ns"]) / 1e6 / conversations_
+    waited = (model["run_wall_ns"] - model["run_cpu_ns"]) / 1e6 / count
     per_text = f["floor"]["cpu_ms_per_text"]
-    least = per_text * model["texts"] / conversations_
-    spent = 1000 * f["cpu_s"] / conversations_
+    least = per_text * model["texts"] / count
+    spent = 1000 * f["cpu_s"] / count
     lines = [
-        f"{m}.model_texts_per_conversation: {model['texts'] / conversations_:.2f}",
+        f"{m}.model_texts_per_conversation: {model['texts'] / count:.2f}",
         f"{m}.model_tokens_per_text: {model['tokens'] / model['texts']:.1f}",
         f"{m}.model_padding_share: {1 - model['tokens'] / model['padded_tokens']:.3f}",
         f"{m}.model_calls_runs: {model['calls']} / {model['runs']}",
-        f"{m}.model_run_cpu_ms_per_conversation: {cpu / conversations_:.2f}",
+        f"{m}.model_run_cpu_ms_per_conversation: {cpu / count:.2f}",
         f"{m}.model_run_cpu_ms_per_text: {cpu / model['texts']:.3f}",
         f"{m}.model_run_waiting_ms_per_conversation: {waited:.2f}",
         f"{m}.floor_texts_measured: {f['floor']['texts']}",
@@ -171,7 +171,7 @@ def model_figures(f: dict[str, Any]) -> list[str]:
         f"{m}.floor_cpu_ms_per_text: {per_text:.3f}",
         f"{m}.floor_cpu_ms_per_conversation: {least:.2f}",
         f"{m}.cpu_per_conversation_vs_floor: {spent / least:.2f}x",
-        f"{m}.cpu_per_conversation_vs_model_in_run: {spent / (cpu / conversations_):.2f}x",
+        f"{m}.cpu_per_conversation_vs_model_in_run: {spent / (cpu / count):.2f}x",
     ]
     for size, at in f["run_sizes"].items():
         lines.append(f"{m}.floor_cpu_ms_per_text.runs_of_{size}: {at['cpu_ms_per_text']:.3f}")
