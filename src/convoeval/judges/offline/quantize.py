@@ -23,7 +23,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from convoeval.judges.offline.attention import fused_attention
+from convoeval.judges.offline.attention import fused_attention, keep_used
 
 #: Names this arithmetic in the benchmarks' embedding caches (vectors from another differ; runs
 #: tell them apart by the calibration version, which changes with it).
@@ -72,10 +72,6 @@ def integer_products(model: onnx.ModelProto, *, signed: bool) -> int:
     graph = model.graph
     weights = {t.name: t for t in graph.initializer}
     producer = {out: node for node in graph.node for out in node.output}
-    uses: dict[str, int] = {}
-    for node in graph.node:
-        for name in node.input:
-            uses[name] = uses.get(name, 0) + 1
     for opset_id in model.opset_import:  # blocked QuantizeLinear (one scale per token)
         if opset_id.domain in ("", "ai.onnx"):
             opset_id.version = max(opset_id.version, QUANTIZE_OPSET)
@@ -86,7 +82,6 @@ def integer_products(model: onnx.ModelProto, *, signed: bool) -> int:
         _constant("int8.zero", np.array(128, np.uint8)),
         _constant("int8.last", np.array([-1], np.int64)),
     ]
-    dropped: set[int] = set()
     nodes: list[onnx.NodeProto] = []
     quantized: dict[str, str] = {}  # input -> prefix of its quantized form (Q, K, V share one)
     rewritten = 0
@@ -95,7 +90,7 @@ def integer_products(model: onnx.ModelProto, *, signed: bool) -> int:
         if found is None:
             nodes.append(node)
             continue
-        cast, mul, stored, scale = found
+        stored, scale = found
         rewritten += 1
         p = f"int8.{rewritten}."
         values = numpy_helper.to_array(stored)
@@ -118,16 +113,8 @@ def integer_products(model: onnx.ModelProto, *, signed: bool) -> int:
             ),
             helper.make_node("Mul", [p + "y", x + "down"], list(node.output)),
         ]
-        for old in (mul, cast):  # the float copy of the weights is no longer made
-            if uses[old.output[0]] == 1:
-                dropped.add(id(old))
-    kept = [node for node in nodes if id(node) not in dropped]
-    used = {name for node in kept for name in node.input}
-    initializers = [t for t in list(graph.initializer) + added if t.name in used]
-    del graph.node[:]
-    graph.node.extend(kept)
-    del graph.initializer[:]
-    graph.initializer.extend(initializers)
+    graph.initializer.extend(added)
+    keep_used(graph, nodes)  # the float copies of the weights (Cast, Mul) are no longer read
     if not any(o.domain == "com.microsoft" for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     return rewritten
@@ -165,8 +152,8 @@ def _dequantized_weight(
     node: onnx.NodeProto,
     producer: dict[str, onnx.NodeProto],
     weights: dict[str, onnx.TensorProto],
-) -> tuple[onnx.NodeProto, onnx.NodeProto, onnx.TensorProto, onnx.TensorProto] | None:
-    """(Cast, Mul, int8 weights, column scales) if `node` is MatMul(x, Cast(int8 W) * scales)."""
+) -> tuple[onnx.TensorProto, onnx.TensorProto] | None:
+    """(int8 weights, column scales) if `node` is MatMul(x, Cast(int8 W) * scales)."""
     if node.op_type != "MatMul" or len(node.input) != 2:
         return None
     mul = producer.get(node.input[1])
@@ -180,4 +167,4 @@ def _dequantized_weight(
         return None
     if int(np.prod(scale.dims)) != stored.dims[1]:  # one scale per output column only
         return None
-    return cast, mul, stored, scale
+    return stored, scale
