@@ -7,25 +7,16 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import onnx
+
+from _benchmarks import benchmark_module
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _model_graph() -> Any:
-    before = list(sys.path)  # the script puts benchmarks/ and src/ first: undone after
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import model_graph
-    finally:
-        sys.path[:] = before
-    return model_graph
-
-
 def test_the_previous_graph_shifts_and_truncates_instead_of_quantizing() -> None:
-    model_graph = _model_graph()
+    model_graph = benchmark_module("model_graph")
     from convoeval.judges.offline.embedder import default_model_path
     from convoeval.judges.offline.quantize import integer_products
 

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _benchmarks import benchmark_module
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -31,12 +33,7 @@ def test_speed_prints_machine_and_figures_for_a_cheap_metric() -> None:
 
 
 def test_idle_cores_are_the_idle_share_of_the_ticks_times_the_cores() -> None:
-    before = list(sys.path)  # speed.py puts benchmarks/ and src/ first: undone after
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import speed
-    finally:
-        sys.path[:] = before
+    speed = benchmark_module("speed")
     cores = os.cpu_count() or 1
     assert speed.idle_between((100, 400), (150, 600)) == 0.25 * cores
     assert speed.idle_between((100, 400), (100, 400)) is None  # no tick went by
@@ -46,12 +43,7 @@ def test_idle_cores_are_the_idle_share_of_the_ticks_times_the_cores() -> None:
 
 
 def test_cpu_per_conversation_is_compared_with_the_floor_and_with_the_runs_own_model_cpu() -> None:
-    before = list(sys.path)
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import speed
-    finally:
-        sys.path[:] = before
+    speed = benchmark_module("speed")
     figures = {
         "metric": "m",
         "conversations": 10,

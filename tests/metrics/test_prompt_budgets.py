@@ -11,19 +11,17 @@ metric's schema at most 200 tokens per request.
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
+from _benchmarks import benchmark_module
 from convoeval import aevaluate
 from convoeval.judges.openai.judge import OpenAIJudge
 from convoeval.metrics import Metric
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 CONVERSATIONS = 20
 #: Tokens per conversation (prompt + schema) and schema tokens per request.
 TOPIC_ADHERENCE_BUDGET = 1000
@@ -31,14 +29,9 @@ SCHEMA_BUDGET = 200
 
 
 def _benchmark_modules() -> tuple[ModuleType, ModuleType, ModuleType]:
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import _fake_openai_server
-        import _workload
-        import traffic
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-    return _fake_openai_server, _workload, traffic
+    names = ("_fake_openai_server", "_workload", "traffic")
+    server, workload, traffic = (benchmark_module(name) for name in names)
+    return server, workload, traffic
 
 
 @pytest.fixture(scope="module")
